@@ -1,0 +1,96 @@
+/**
+ * Strings and the shapes built on them: bounded strings (measured in UTF-8 bytes, as the
+ * spec measures them), enumerations, booleans and absolute paths. A shape rule refuses with
+ * kind `shape` and the reason the caller gives, so a field can carry the spec's own words.
+ */
+
+import { isAbsolute } from "node:path";
+import type { Decoder } from "./decoder.ts";
+import { describeValue, type Path, refuse } from "./refusal.ts";
+
+function expectType(value: unknown, path: Path, type: string, expected: string): void {
+  if (typeof value === type) return;
+  if (value === null) refuse("null", path, `null is not accepted; expected ${expected}`);
+  refuse("type", path, `expected ${expected}, found ${describeValue(value)}`);
+}
+
+export interface StringOptions {
+  readonly minBytes?: number;
+  readonly maxBytes?: number;
+  /** Trim surrounding whitespace before the other rules. */
+  readonly trim?: boolean;
+  /** A whole-string pattern and the reason given when it does not match. */
+  readonly pattern?: RegExp;
+  readonly patternReason?: string;
+  readonly expected?: string;
+}
+
+export function string(options: StringOptions = {}): Decoder<string> {
+  const expected = options.expected ?? "string";
+  const { minBytes, maxBytes, pattern } = options;
+  return {
+    expected,
+    run(value, path) {
+      expectType(value, path, "string", expected);
+      const s = options.trim ? (value as string).trim() : (value as string);
+      if (minBytes !== undefined || maxBytes !== undefined) {
+        const bytes = Buffer.byteLength(s, "utf8");
+        if (minBytes !== undefined && bytes < minBytes) {
+          refuse(
+            "shape",
+            path,
+            minBytes === 1 ? "must not be empty" : `must be at least ${minBytes} bytes`,
+          );
+        }
+        if (maxBytes !== undefined && bytes > maxBytes) {
+          refuse("shape", path, `must be at most ${maxBytes} bytes, found ${bytes}`);
+        }
+      }
+      if (pattern !== undefined && !pattern.test(s)) {
+        refuse("shape", path, options.patternReason ?? `must match ${pattern}`);
+      }
+      return s;
+    },
+  };
+}
+
+export function boolean(): Decoder<boolean> {
+  return {
+    expected: "boolean",
+    run(value, path) {
+      expectType(value, path, "boolean", "boolean");
+      return value as boolean;
+    },
+  };
+}
+
+/** One of a fixed set of strings. */
+export function oneOf<const T extends string>(values: readonly T[]): Decoder<T> {
+  const allowed = new Set<string>(values);
+  const words = values.map((v) => JSON.stringify(v)).join(", ");
+  const expected = `one of ${words}`;
+  return {
+    expected,
+    run(value, path) {
+      expectType(value, path, "string", expected);
+      if (!allowed.has(value as string)) {
+        refuse("range", path, `must be ${expected}, found ${JSON.stringify(value)}`);
+      }
+      return value as T;
+    },
+  };
+}
+
+/** An absolute filesystem path (not resolved here: resolution is a start-up check). */
+export function absolutePath(options: { reason?: string } = {}): Decoder<string> {
+  const reason = options.reason ?? "must be an absolute path";
+  return {
+    expected: "absolute path string",
+    run(value, path) {
+      expectType(value, path, "string", "absolute path string");
+      const s = value as string;
+      if (s.length === 0 || s.includes("\0") || !isAbsolute(s)) refuse("shape", path, reason);
+      return s;
+    },
+  };
+}

@@ -1,0 +1,14 @@
+/**
+ * The `skein-store` program: the store service, its door, its HTTP MCP endpoint and a
+ * socket client. Each subcommand lives in its own module under this folder.
+ */
+
+import type { Program } from "../../common/cli.ts";
+import { VERSION } from "../../common/version.ts";
+
+export const storeProgram: Program = {
+  name: "skein-store",
+  version: VERSION,
+  summary: "a versioned document store for agents",
+  commands: [],
+};

@@ -1,0 +1,14 @@
+/**
+ * The `skein` program: the workflow server and its clients. Each subcommand lives in its own
+ * module under this folder; this file only lists them.
+ */
+
+import type { Program } from "../../common/cli.ts";
+import { VERSION } from "../../common/version.ts";
+
+export const skeinProgram: Program = {
+  name: "skein",
+  version: VERSION,
+  summary: "durable workflows for agent work",
+  commands: [],
+};
