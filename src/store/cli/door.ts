@@ -9,14 +9,14 @@
 
 import { resolve } from "node:path";
 import { type Command, parseOptions } from "../../common/cli.ts";
-import { decodeJson } from "../../common/decode/index.ts";
+import { DecodeError, parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
 import { doorFile } from "../config/door.ts";
 import { decodeDoorEnv } from "../config/door-env.ts";
 import { readConfigFile, readCredentialFile } from "../config/files.ts";
 import { CONFIG_FILE_MAX_BYTES } from "../config/limits.ts";
-import { DOOR_CONFIG_MESSAGE } from "../config/refusals.ts";
+import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite } from "../config/refusals.ts";
 import type { DoorConfig, DoorEnv } from "../config/types.ts";
 import { startLoopbackHttp } from "../loopback-http.ts";
 import { prefixed, reportRefusals } from "./refusal.ts";
@@ -35,7 +35,17 @@ export async function loadDoor(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<DoorStartup> {
   try {
-    const config = decodeJson(doorFile, await readConfigFile(file, CONFIG_FILE_MAX_BYTES));
+    const text = await readConfigFile(file, CONFIG_FILE_MAX_BYTES);
+    let parsed: unknown;
+    try {
+      parsed = parseJson(text);
+    } catch (error) {
+      // A syntax error is a door configuration refusal like any other.
+      throw error instanceof DecodeError
+        ? rewrite(error, error.message, DOOR_CONFIG_INVALID)
+        : error;
+    }
+    const config = doorFile.run(parsed, undefined);
     const doorEnv = decodeDoorEnv(env);
     const secret = await readCredentialFile("idp.secret_file", config.idp.secret_file);
     return { config, env: doorEnv, secret };
@@ -71,7 +81,7 @@ export function doorCommand(deps: DoorDeps = {}): Command {
         } catch (error) {
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw new SkeinError(
-            "door_config_invalid",
+            DOOR_CONFIG_INVALID,
             `${DOOR_CONFIG_MESSAGE}: listen: cannot listen (${reason})`,
           );
         }
