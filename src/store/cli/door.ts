@@ -70,6 +70,9 @@ export function doorCommand(deps: DoorDeps = {}): Command {
         const { positionals } = parseOptions(args, {}, { min: 1, max: 1 });
         const door = await loadDoor(resolve(positionals[0]!), deps.env ?? process.env);
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-door" })))();
+        // Listen for the stop signal before the listener exists: a signal that arrives as
+        // soon as the socket appears must still stop the service cleanly.
+        const stopped = (deps.until ?? stopSignal)();
         let http: Awaited<ReturnType<typeof startLoopbackHttp>>;
         try {
           http = await startLoopbackHttp({
@@ -85,7 +88,7 @@ export function doorCommand(deps: DoorDeps = {}): Command {
             `${DOOR_CONFIG_MESSAGE}: listen: cannot listen (${reason})`,
           );
         }
-        await (deps.until ?? stopSignal)();
+        await stopped;
         await http.close();
         return 0;
       }),

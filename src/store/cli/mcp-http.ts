@@ -67,6 +67,9 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
         const { positionals } = parseOptions(args, {}, { min: 1, max: 1 });
         const { policy } = await loadMcpHttp(positionals[0]!);
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-mcp" })))();
+        // Listen for the stop signal before the listener exists: a signal that arrives as
+        // soon as the socket appears must still stop the service cleanly.
+        const stopped = (deps.until ?? stopSignal)();
         let http: Awaited<ReturnType<typeof startLoopbackHttp>>;
         try {
           http = await startLoopbackHttp({
@@ -79,7 +82,7 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw invalid(`mcp_http.listen: cannot listen (${reason})`);
         }
-        await (deps.until ?? stopSignal)();
+        await stopped;
         await http.close();
         return 0;
       }),

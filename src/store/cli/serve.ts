@@ -44,6 +44,9 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           env: deps.env ?? process.env,
         });
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store" })))();
+        // Listen for the stop signal before the listener exists: a signal that arrives as
+        // soon as the socket appears must still stop the service cleanly.
+        const stopped = (deps.until ?? stopSignal)();
         const committed = await commitStartup(plan);
         let server: Awaited<ReturnType<typeof startStoreServer>>;
         try {
@@ -57,7 +60,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           );
         }
         if (plan.startup.created) log.info({ data_dir: plan.startup.dataDir }, "store created");
-        await (deps.until ?? stopSignal)();
+        await stopped;
         await server.close();
         await committed.lock.release();
         return 0;

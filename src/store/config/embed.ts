@@ -14,6 +14,7 @@ import {
   child,
   durationMs,
   integer,
+  largestRepresentable,
   optional,
   type Path,
   type RawObject,
@@ -120,6 +121,19 @@ export function checkEmbedGroup(flat: EmbedFlat, path: Path): void {
         child(path, "embed_window_overlap_tokens"),
         `embed_limits: must be below embed_tokens (${flat.embed_tokens}), found ${overlap}`,
         EMBED_LIMITS,
+      );
+    }
+  }
+  if (flat.embed_windows && flat.embed_call_ms !== undefined) {
+    // A windowed document call allows embed_call_ms for each possible window; that
+    // deadline, too, must be representable on the monotonic clock.
+    const windows = flat.embed_max_windows ?? EMBED_DEFAULTS.embed_max_windows;
+    const largest = largestRepresentable("ms");
+    if (flat.embed_call_ms * windows > largest) {
+      refuse(
+        "clock",
+        child(path, "embed_call_ms"),
+        `times ${windows} windows cannot be represented by the monotonic clock (at most ${largest / windows} ms per window), found ${flat.embed_call_ms}`,
       );
     }
   }

@@ -4,6 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { UNIX_SOCKET_PATH_MAX_BYTES } from "../../../src/store/config/limits.ts";
 import { STORE_MANIFEST } from "../../../src/store/startup/data-dir.ts";
 import { runToEnd, start, waitFor } from "./harness.ts";
 
@@ -138,6 +139,20 @@ describe("skein-store serve (real processes)", () => {
     first.child.kill("SIGTERM");
     assert.equal((await first.exited).code, 0);
     assert.equal(await exists(socket), false);
+  });
+
+  test("a socket path of exactly the Unix socket address limit listens", async () => {
+    const s = await setup("limit");
+    const sockDir = join(s.dir, "sock");
+    await mkdir(sockDir, { mode: 0o700 });
+    await chmod(sockDir, 0o700);
+    const socket = join(sockDir, "s".repeat(UNIX_SOCKET_PATH_MAX_BYTES - sockDir.length - 1));
+    assert.equal(Buffer.byteLength(socket), UNIX_SOCKET_PATH_MAX_BYTES);
+    await writeFile(s.file, JSON.stringify({ ...CORE, data_dir: s.dataDir, socket }));
+    const first = start(["serve", s.file, "--create"], s.env);
+    await waitFor(first, () => connects(socket), "the socket at the limit");
+    first.child.kill("SIGTERM");
+    assert.equal((await first.exited).code, 0);
   });
 
   test("without XDG_RUNTIME_DIR the per-user runtime directory is created with mode 0700", async () => {

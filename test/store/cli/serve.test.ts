@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { serveCommand } from "../../../src/store/cli/serve.ts";
+import { UNIX_SOCKET_PATH_MAX_BYTES } from "../../../src/store/config/limits.ts";
 import { STORE_MANIFEST } from "../../../src/store/startup/data-dir.ts";
 import { assertRefusal, runCommand, snapshot } from "./harness.ts";
 
@@ -172,6 +173,17 @@ const cases: Case[] = [
     }),
     code: "endpoint_too_long",
     text: "socket: ",
+  },
+  {
+    name: "socket path one byte over the Unix socket address",
+    setup: async (d) => {
+      const dir = await privateDir(join(d, "sock"));
+      const path = join(dir, "s".repeat(UNIX_SOCKET_PATH_MAX_BYTES - dir.length));
+      assert.equal(Buffer.byteLength(path), UNIX_SOCKET_PATH_MAX_BYTES + 1);
+      return { ...CORE, data_dir: await existingStore(join(d, "s")), socket: path };
+    },
+    code: "endpoint_too_long",
+    text: `is ${UNIX_SOCKET_PATH_MAX_BYTES + 1} bytes`,
   },
   {
     name: "resolved socket too long (a long name)",

@@ -276,14 +276,6 @@ const tables: Record<string, Table> = {
         read: e("embed_ready_ms"),
       },
       {
-        path: ["embed_call_ms"],
-        type: "ms",
-        min: 1n,
-        absent: "missing",
-        absentRefusal: groupMissing("embed", "embed_call_ms"),
-        read: e("embed_call_ms"),
-      },
-      {
         path: ["embed_waiting"],
         type: "usize",
         min: 1n,
@@ -333,9 +325,17 @@ const tables: Record<string, Table> = {
       },
     ],
   },
-  "embedding group (restart ceiling)": {
+  "embedding group (restart ceiling, windows off)": {
     base: { ...CORE, ...EMBED, embed_restart_ms: n(1) },
     fields: [
+      {
+        path: ["embed_call_ms"],
+        type: "ms",
+        min: 1n,
+        absent: "missing",
+        absentRefusal: groupMissing("embed", "embed_call_ms"),
+        read: e("embed_call_ms"),
+      },
       {
         path: ["embed_restart_most_ms"],
         type: "ms",
