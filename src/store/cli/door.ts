@@ -20,7 +20,7 @@ import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite } from "../config/ref
 import type { DoorConfig, DoorEnv } from "../config/types.ts";
 import { startLoopbackHttp } from "../loopback-http.ts";
 import { prefixed, reportRefusals } from "./refusal.ts";
-import { stopSignal } from "./signals.ts";
+import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface DoorStartup {
   readonly config: DoorConfig;
@@ -72,7 +72,7 @@ export function doorCommand(deps: DoorDeps = {}): Command {
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-door" })))();
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
-        const stopped = (deps.until ?? stopSignal)();
+        const stop = deps.until ? stopWhen(deps.until) : stopSignal();
         let http: Awaited<ReturnType<typeof startLoopbackHttp>>;
         try {
           http = await startLoopbackHttp({
@@ -82,13 +82,14 @@ export function doorCommand(deps: DoorDeps = {}): Command {
             service: "door",
           });
         } catch (error) {
+          stop.dispose();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw new SkeinError(
             DOOR_CONFIG_INVALID,
             `${DOOR_CONFIG_MESSAGE}: listen: cannot listen (${reason})`,
           );
         }
-        await stopped;
+        await stop.stopped;
         await http.close();
         return 0;
       }),

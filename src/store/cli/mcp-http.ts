@@ -20,7 +20,7 @@ import { serviceFile } from "../config/service-file.ts";
 import type { McpHttpPolicy, StoreServiceConfig } from "../config/types.ts";
 import { startLoopbackHttp } from "../loopback-http.ts";
 import { reportRefusals } from "./refusal.ts";
-import { stopSignal } from "./signals.ts";
+import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface McpHttpStartup {
   readonly service: StoreServiceConfig;
@@ -69,7 +69,7 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-mcp" })))();
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
-        const stopped = (deps.until ?? stopSignal)();
+        const stop = deps.until ? stopWhen(deps.until) : stopSignal();
         let http: Awaited<ReturnType<typeof startLoopbackHttp>>;
         try {
           http = await startLoopbackHttp({
@@ -79,10 +79,11 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
             service: "mcp-http",
           });
         } catch (error) {
+          stop.dispose();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw invalid(`mcp_http.listen: cannot listen (${reason})`);
         }
-        await stopped;
+        await stop.stopped;
         await http.close();
         return 0;
       }),

@@ -16,7 +16,7 @@ import { startStoreServer } from "../server.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup } from "../startup/plan.ts";
 import { reportRefusals } from "./refusal.ts";
-import { stopSignal } from "./signals.ts";
+import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface ServeDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -46,12 +46,19 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store" })))();
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
-        const stopped = (deps.until ?? stopSignal)();
-        const committed = await commitStartup(plan);
+        const stop = deps.until ? stopWhen(deps.until) : stopSignal();
+        let committed: Awaited<ReturnType<typeof commitStartup>>;
+        try {
+          committed = await commitStartup(plan);
+        } catch (error) {
+          stop.dispose();
+          throw error;
+        }
         let server: Awaited<ReturnType<typeof startStoreServer>>;
         try {
           server = await startStoreServer(committed.startup, log);
         } catch (error) {
+          stop.dispose();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw new SkeinError(
@@ -60,7 +67,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           );
         }
         if (plan.startup.created) log.info({ data_dir: plan.startup.dataDir }, "store created");
-        await stopped;
+        await stop.stopped;
         await server.close();
         await committed.lock.release();
         return 0;

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { silentLogger } from "../../../src/common/log.ts";
 import { doorCommand } from "../../../src/store/cli/door.ts";
 import { assertRefusal, runCommand, start, waitFor } from "./harness.ts";
 
@@ -105,6 +107,29 @@ describe("skein-store door: refusals", () => {
       );
     });
   }
+});
+
+describe("skein-store door: a listen address in use", () => {
+  test("is a refusal, exit 2", async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const path = await file(door({ listen: `127.0.0.1:${port}` }));
+      const r = await runCommand(
+        doorCommand({ env: {}, logger: silentLogger, until: () => new Promise(() => {}) }),
+        [path],
+      );
+      assertRefusal(
+        r,
+        "door",
+        "door_config_invalid",
+        `${MESSAGE}listen: cannot listen (EADDRINUSE)`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
 });
 
 describe("skein-store door (real process)", () => {

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { silentLogger } from "../../../src/common/log.ts";
 import { mcpHttpCommand } from "../../../src/store/cli/mcp-http.ts";
 import { assertRefusal, runCommand, runToEnd, start, waitFor } from "./harness.ts";
 
@@ -84,6 +86,27 @@ describe("skein-store mcp-http: refusals", () => {
   test("another field of the service file keeps its own code", async () => {
     const r = await runCommand(mcpHttpCommand(), [await file({ ...service(MCP), name: "a/b" })]);
     assertRefusal(r, "mcp-http", "invalid_store_name", "name: ");
+  });
+});
+
+describe("skein-store mcp-http: a listen address in use", () => {
+  test("is mcp_http_config_invalid, exit 2", async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const path = await file(service({ ...MCP, listen: `127.0.0.1:${port}` }));
+      const cmd = mcpHttpCommand({ logger: silentLogger, until: () => new Promise(() => {}) });
+      const r = await runCommand(cmd, [path]);
+      assertRefusal(
+        r,
+        "mcp-http",
+        "mcp_http_config_invalid",
+        "mcp_http.listen: cannot listen (EADDRINUSE)",
+      );
+    } finally {
+      taken.close();
+    }
   });
 });
 
