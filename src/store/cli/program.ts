@@ -5,10 +5,13 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { doorCommand } from "./door.ts";
+import { mcpHttpCommand } from "./mcp-http.ts";
+import { serveCommand } from "./serve.ts";
 
 export const storeProgram: Program = {
   name: "skein-store",
   version: VERSION,
   summary: "a versioned document store for agents",
-  commands: [],
+  commands: [serveCommand(), doorCommand(), mcpHttpCommand()],
 };
