@@ -1,0 +1,87 @@
+/**
+ * Reading the workflow server's configuration: the TOML file is parsed with integers as
+ * bigint (so a float in an integer key is refused as not whole), decoded once with the
+ * schema, and its paths resolved: `data_dir` against the file's directory, the SQLite path
+ * under `data_dir`. `ensureConfigFile` writes the first-run template when the file is absent.
+ */
+
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { parse } from "smol-toml";
+import { DecodeError } from "../../common/decode/index.ts";
+import type { SkeinError } from "../../common/errors.ts";
+import { workflowError } from "../errors.ts";
+import { type ConfigFile, configDecoder } from "./schema.ts";
+import { FIRST_RUN_TEMPLATE } from "./template.ts";
+
+export const DEFAULT_CONFIG_FILE = "skein.toml";
+
+export interface ServerConfig {
+  /** Absolute path of the configuration file. */
+  readonly file: string;
+  /** Absolute data directory. */
+  readonly dataDir: string;
+  readonly storage: { readonly kind: "sqlite"; readonly path: string };
+  readonly nodeId: string;
+  /** Every key as decoded, defaults applied. */
+  readonly settings: ConfigFile;
+}
+
+/** Writes the first-run template when `file` does not exist; true when it wrote it. */
+export async function ensureConfigFile(file: string): Promise<boolean> {
+  if (existsSync(file)) return false;
+  try {
+    await writeFile(file, FIRST_RUN_TEMPLATE, { flag: "wx", mode: 0o644 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw workflowError("config_invalid", `${file}: cannot write the first-run template`, error);
+  }
+}
+
+export async function loadConfig(path: string): Promise<ServerConfig> {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw workflowError("config_invalid", `${file}: cannot read (${reason})`, error);
+  }
+  return parseConfig(text, file);
+}
+
+/** Parses and decodes configuration text; `file` resolves relative paths and names refusals. */
+export function parseConfig(text: string, file: string): ServerConfig {
+  let raw: unknown;
+  try {
+    raw = parse(text, { integersAsBigInt: true });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw workflowError("config_invalid", `${file}: not valid TOML: ${reason}`, error);
+  }
+  let settings: ConfigFile;
+  try {
+    settings = configDecoder.run(raw, undefined);
+  } catch (error) {
+    if (error instanceof DecodeError) throw refusal(file, error);
+    throw error;
+  }
+  const dataDir = resolve(dirname(file), settings.data_dir);
+  const sqlite = settings.storage.url?.slice("sqlite:".length) ?? "skein.db";
+  return {
+    file,
+    dataDir,
+    storage: { kind: "sqlite", path: isAbsolute(sqlite) ? sqlite : resolve(dataDir, sqlite) },
+    nodeId: settings.cluster.node_id ?? hostname(),
+    settings,
+  };
+}
+
+/** A config refusal names the file and keeps the field path and code of the decode refusal. */
+function refusal(file: string, error: DecodeError): SkeinError {
+  const wrapped = workflowError("config_invalid", `${file}: ${error.message}`, error);
+  return Object.assign(wrapped, { field: error.field });
+}

@@ -1,0 +1,87 @@
+/**
+ * The workflow server's configuration, declared as data. Each TOML table is an object decoder
+ * whose fields all have built-in defaults, so an absent table equals an empty one; every
+ * object refuses keys it does not declare, naming the key (`namespaces.bogus: unknown
+ * field`). The spec's keys keep the spec's names, types and defaults exactly:
+ * `namespaces.default` (string, not set), `namespaces.max_in_flight_activities` (integer,
+ * 1024), `outbox.enabled` (boolean, false), and `namespaces.auto_create` whose value
+ * `closed` disables automatic creation. See docs/workflow-config.md for every key.
+ */
+
+import {
+  boolean,
+  type Decoder,
+  type ObjectDecoder,
+  object,
+  oneOf,
+  optional,
+  type Shape,
+  type ShapeValue,
+  string,
+  u32,
+  withCode,
+  withDefault,
+} from "../../common/decode/index.ts";
+import { listenAddress } from "./listen.ts";
+
+/** A namespace name as the configuration and the API accept it: trimmed, 1..255 bytes. */
+export function namespaceName(): Decoder<string> {
+  return string({ trim: true, minBytes: 1, maxBytes: 255, expected: "namespace name" });
+}
+
+/** A table whose every field has a default: absent means "all defaults". */
+function table<S extends Shape>(
+  shape: S,
+): ObjectDecoder<ShapeValue<S>> & {
+  readonly defaults: ShapeValue<S>;
+} {
+  const decoder = object(shape);
+  return { ...decoder, defaults: decoder.run({}, undefined) };
+}
+
+function section<S extends Shape>(shape: S) {
+  const decoder = table(shape);
+  return withDefault(decoder, decoder.defaults);
+}
+
+export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7380";
+export const DEFAULT_GRPC_LISTEN = "127.0.0.1:7381";
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
+const STORAGE_URL = string({
+  minBytes: 1,
+  pattern: /^sqlite:.+$/,
+  patternReason: "must be sqlite:PATH (this build stores on SQLite)",
+  expected: "storage URL",
+});
+
+export const configDecoder = object({
+  /** Relative paths are resolved against the configuration file's directory. */
+  data_dir: withDefault(string({ minBytes: 1, expected: "directory path" }), "skein-data"),
+  http: section({
+    listen: withDefault(listenAddress(), { host: "127.0.0.1", port: 7380 }),
+    max_body_bytes: withDefault(u32({ min: 1, max: 1_073_741_824 }), DEFAULT_MAX_BODY_BYTES),
+  }),
+  grpc: section({
+    listen: withDefault(listenAddress(), { host: "127.0.0.1", port: 7381 }),
+  }),
+  storage: section({
+    /** Absent: `sqlite:<data_dir>/skein.db`. A relative sqlite path is under data_dir. */
+    url: optional(STORAGE_URL),
+  }),
+  cluster: section({
+    shards: withDefault(u32({ min: 1, max: 65536 }), 16),
+    /** Absent: the host name. */
+    node_id: optional(string({ minBytes: 1, maxBytes: 255 })),
+  }),
+  namespaces: section({
+    default: optional(withCode(namespaceName(), "invalid_namespace_name")),
+    auto_create: withDefault(oneOf(["open", "closed"]), "open"),
+    max_in_flight_activities: withDefault(u32({ min: 1 }), 1024),
+  }),
+  outbox: section({ enabled: withDefault(boolean(), false) }),
+  deployments: section({ enabled: withDefault(boolean(), false) }),
+  agents: section({ transport: withDefault(boolean(), true) }),
+});
+
+export type ConfigFile = ReturnType<typeof configDecoder.run>;
