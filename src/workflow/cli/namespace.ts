@@ -5,6 +5,7 @@
  * one name per line, or with `--records` one JSON record per line.
  */
 
+import { stringify } from "lossless-json";
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { request } from "./client.ts";
@@ -43,7 +44,7 @@ export const namespaceCommand: Command = {
         const client = { server: serverUrl(values.server), token: bearer(values.token) };
         if (values.records === true) {
           const r = (await request(client, "GET", "/namespaces/records")) as { records: unknown[] };
-          for (const record of r.records) io.out(JSON.stringify(record));
+          for (const record of r.records) io.out(stringify(record) ?? "null");
         } else {
           const r = (await request(client, "GET", "/namespaces")) as {
             namespaces: { name: string }[];

@@ -36,46 +36,50 @@ export const serveCommand: Command = {
       listen = decoded.value;
     }
     const logger = createLogger({ name: "skein" });
-    let server: Awaited<ReturnType<typeof startServer>>;
-    try {
-      server = await startServer(values.config ?? DEFAULT_CONFIG_FILE, {
-        logger,
-        ...(listen === undefined ? {} : { listen }),
-      });
-    } catch (error) {
-      if (!(error instanceof SkeinError)) throw error;
-      io.err(`skein: ${error.message}`);
-      return 1;
-    }
-    const r = server.report;
-    const made = (created: boolean) => (created ? "created" : "existing");
-    io.out(
-      [
-        r.configWritten
-          ? `config: ${r.configFile} (first run: wrote the template)`
-          : `config: ${r.configFile}`,
-        `data directory: ${r.dataDir}`,
-        `storage: ${r.storage.backend} ${r.storage.path} (schema ${r.storage.schema})`,
-        `signing key: ${r.signingKey.path} (${made(r.signingKey.created)})`,
-        `admin token: ${r.adminToken.path} (${made(r.adminToken.created)})`,
-        `default namespace: ${r.defaultNamespace ?? "(not set)"}`,
-        `listening on ${r.url}`,
-      ].join("\n"),
-    );
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        logger.info({ signal }, "shutting down");
-        server.close().then(resolve, (error: unknown) => {
-          logger.error({ err: error }, "shutdown failed");
-          resolve();
-        });
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
+    // Handlers go in before start-up, so a signal that arrives while the node starts (or
+    // just after it prints its URL) still means a graceful stop, never the default kill.
+    let signalled: (signal: NodeJS.Signals) => void = () => {};
+    const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+      signalled = resolve;
     });
-    io.out("stopped");
-    return 0;
+    const onSignal = (signal: NodeJS.Signals) => signalled(signal);
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer(values.config ?? DEFAULT_CONFIG_FILE, {
+          logger,
+          ...(listen === undefined ? {} : { listen }),
+        });
+      } catch (error) {
+        if (!(error instanceof SkeinError)) throw error;
+        io.err(`skein: ${error.message}`);
+        return 1;
+      }
+      const r = server.report;
+      const made = (created: boolean) => (created ? "created" : "existing");
+      io.out(
+        [
+          r.configWritten
+            ? `config: ${r.configFile} (first run: wrote the template)`
+            : `config: ${r.configFile}`,
+          `data directory: ${r.dataDir}`,
+          `storage: ${r.storage.backend} ${r.storage.path} (schema ${r.storage.schema})`,
+          `signing key: ${r.signingKey.path} (${made(r.signingKey.created)})`,
+          `admin token: ${r.adminToken.path} (${made(r.adminToken.created)})`,
+          `default namespace: ${r.defaultNamespace ?? "(not set)"}`,
+          `listening on ${r.url}`,
+        ].join("\n"),
+      );
+      const signal = await stopRequested;
+      logger.info({ signal }, "shutting down");
+      await server.close();
+      io.out("stopped");
+      return 0;
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
   },
 };

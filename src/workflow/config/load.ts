@@ -10,7 +10,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse } from "smol-toml";
-import { DecodeError } from "../../common/decode/index.ts";
+import { DecodeError, LosslessNumber } from "../../common/decode/index.ts";
 import type { SkeinError } from "../../common/errors.ts";
 import { workflowError } from "../errors.ts";
 import { type ConfigFile, configDecoder } from "./schema.ts";
@@ -57,7 +57,7 @@ export async function loadConfig(path: string): Promise<ServerConfig> {
 export function parseConfig(text: string, file: string): ServerConfig {
   let raw: unknown;
   try {
-    raw = parse(text, { integersAsBigInt: true });
+    raw = floatsAsWritten(parse(text, { integersAsBigInt: true }));
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     throw workflowError("config_invalid", `${file}: not valid TOML: ${reason}`, error);
@@ -78,6 +78,33 @@ export function parseConfig(text: string, file: string): ServerConfig {
     nodeId: settings.cluster.node_id ?? hostname(),
     settings,
   };
+}
+
+/**
+ * TOML integers arrive as bigint; TOML floats as JS numbers, which the decoding core would
+ * take as integers when whole (`10.0` is the number 10). Floats are handed over as number
+ * text that keeps their float form, so integer keys refuse them as not whole.
+ */
+function floatsAsWritten(value: unknown): unknown {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return value;
+    const text = String(value);
+    return new LosslessNumber(/[.eE]/.test(text) ? text : `${text}.0`);
+  }
+  if (Array.isArray(value)) return value.map(floatsAsWritten);
+  if (typeof value === "object" && value !== null && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    // defineProperty: a key such as `__proto__` stays a key, never a prototype.
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, k, {
+        value: floatsAsWritten(v),
+        enumerable: true,
+        writable: true,
+      });
+    }
+    return out;
+  }
+  return value;
 }
 
 /** A config refusal names the file and keeps the field path and code of the decode refusal. */

@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { parseConfig } from "../../src/workflow/config/load.ts";
+import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
+
+describe("skein serve (real process)", () => {
+  test("first run writes the template, data dir, signing key and admin token, and says where", async (t) => {
+    const dir = await tempDir();
+    t.after(dir.remove);
+    const configFile = join(dir.path, "skein.toml");
+    const server = await startServe(configFile);
+    try {
+      const out = server.stdout();
+      const dataDir = join(dir.path, "skein-data");
+      assert.match(out, /first run: wrote the template/);
+      for (const path of [
+        configFile,
+        dataDir,
+        join(dataDir, "signing-key.pem"),
+        join(dataDir, "admin.token"),
+      ]) {
+        assert.ok(out.includes(path), `stdout names ${path}:\n${out}`);
+      }
+      assert.match(out, /^listening on http:\/\/127\.0\.0\.1:\d+$/m);
+      for (const file of ["signing-key.pem", "admin.token"]) {
+        assert.equal((await stat(join(dataDir, file))).mode & 0o777, 0o600, file);
+      }
+      const template = parseConfig(await readFile(configFile, "utf8"), configFile);
+      assert.equal(template.settings.outbox.enabled, true);
+      assert.equal(template.settings.deployments.enabled, true);
+      assert.equal(template.dataDir, dataDir);
+      // The admin token written on first run works, and the template's default exists.
+      const token = (await readFile(join(dataDir, "admin.token"), "utf8")).trim();
+      const r = await call(server.url, "GET", "/namespaces", { token });
+      assert.deepEqual(r.body, { namespaces: [{ name: "default" }] });
+    } finally {
+      assert.equal((await server.stop()).code, 0);
+    }
+    // A second start keeps what the first created.
+    const again = await startServe(configFile);
+    try {
+      assert.doesNotMatch(again.stdout(), /first run/);
+      assert.match(again.stdout(), /signing key: .* \(existing\)/);
+      assert.match(again.stdout(), /admin token: .* \(existing\)/);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  const badConfigs: [label: string, toml: string, message: RegExp][] = [
+    ["unknown top-level key", "colour = 1", /colour: unknown field/],
+    ["unknown key in a table", "[namespaces]\nbogus = true", /namespaces\.bogus: unknown field/],
+    ["unknown table", "[outboxes]\nenabled = true", /outboxes: unknown field/],
+    [
+      "float in an integer key",
+      "[namespaces]\nmax_in_flight_activities = 10.0",
+      /namespaces\.max_in_flight_activities: expected a whole number/,
+    ],
+    [
+      "auto_create outside open|closed",
+      '[namespaces]\nauto_create = "sometimes"',
+      /namespaces\.auto_create: must be one of "open", "closed"/,
+    ],
+    ["not TOML", "data_dir = ", /not valid TOML/],
+  ];
+  for (const [label, toml, message] of badConfigs) {
+    test(`a config with ${label} is refused at start-up, naming the key`, async (t) => {
+      const dir = await tempDir();
+      t.after(dir.remove);
+      const file = join(dir.path, "skein.toml");
+      await writeFile(file, toml);
+      const r = skein(["serve", "--config", file, "--listen", "127.0.0.1:0"]);
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, message);
+    });
+  }
+
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    test(`${signal} shuts down gracefully: prints stopped, exits 0`, async (t) => {
+      const dir = await tempDir();
+      t.after(dir.remove);
+      const server = await startServe(await writeConfig(dir.path));
+      const exit = await server.stop(signal);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.match(server.stdout(), /\nstopped\n$/);
+    });
+  }
+
+  test("a namespace acknowledged before SIGKILL is there after restart", async (t) => {
+    const dir = await tempDir();
+    t.after(dir.remove);
+    const config = await writeConfig(dir.path, '[namespaces]\nauto_create = "closed"');
+    const first = await startServe(config);
+    const token = await adminToken(dir.path);
+    const created = await call(first.url, "POST", "/namespaces", { token, body: { name: "kept" } });
+    assert.deepEqual(created.body, { name: "kept", created: true });
+    const exit = await first.stop("SIGKILL");
+    assert.equal(exit.signal, "SIGKILL");
+
+    const second = await startServe(config);
+    try {
+      const listed = await call(second.url, "GET", "/namespaces", { token });
+      assert.deepEqual(listed.body, { namespaces: [{ name: "kept" }] });
+      const repeat = await call(second.url, "POST", "/namespaces", {
+        token,
+        body: { name: "kept" },
+      });
+      assert.deepEqual(repeat.body, { name: "kept", created: false });
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test("a usage mistake in serve's options exits 2", () => {
+    const r = skein(["serve", "--listen", "nowhere"]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^skein: --listen must be host:port/);
+  });
+});
