@@ -16,7 +16,7 @@ import { createVerifier } from "./auth/tokens.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
-import { openStore } from "./persistence/open.ts";
+import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 
 export interface StartReport {
@@ -53,7 +53,7 @@ export async function startServer(
   const { key, created: keyCreated } = await ensureSigningKey(config.dataDir);
   const adminToken = await ensureAdminToken(config.dataDir, key.privateKey);
 
-  const store: WorkflowStore = openStore(config);
+  const store: WorkflowStore = await openStore(config.storage);
   try {
     const { namespaces } = config.settings;
     const registry = new NamespaceRegistry(store.namespaces, {
@@ -86,7 +86,11 @@ export async function startServer(
       dataDir: config.dataDir,
       signingKey: { path: key.path, created: keyCreated },
       adminToken,
-      storage: { backend: store.backend, path: config.storage.path, schema: store.schemaVersion },
+      storage: {
+        backend: store.backend,
+        path: describeStorage(config.storage),
+        schema: store.schemaVersion,
+      },
       defaultNamespace: namespaces.default,
       url,
     };

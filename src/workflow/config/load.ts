@@ -18,12 +18,16 @@ import { FIRST_RUN_TEMPLATE } from "./template.ts";
 
 export const DEFAULT_CONFIG_FILE = "skein.toml";
 
+export type StorageTarget =
+  | { readonly kind: "sqlite"; readonly path: string }
+  | { readonly kind: "postgres"; readonly url: string; readonly schema: string };
+
 export interface ServerConfig {
   /** Absolute path of the configuration file. */
   readonly file: string;
   /** Absolute data directory. */
   readonly dataDir: string;
-  readonly storage: { readonly kind: "sqlite"; readonly path: string };
+  readonly storage: StorageTarget;
   readonly nodeId: string;
   /** Every key as decoded, defaults applied. */
   readonly settings: ConfigFile;
@@ -70,11 +74,18 @@ export function parseConfig(text: string, file: string): ServerConfig {
     throw error;
   }
   const dataDir = resolve(dirname(file), settings.data_dir);
-  const sqlite = settings.storage.url?.slice("sqlite:".length) ?? "skein.db";
+  const url = settings.storage.url ?? "sqlite:skein.db";
+  let storage: StorageTarget;
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    storage = { kind: "sqlite", path: isAbsolute(path) ? path : resolve(dataDir, path) };
+  } else {
+    storage = { kind: "postgres", url, schema: settings.storage.schema };
+  }
   return {
     file,
     dataDir,
-    storage: { kind: "sqlite", path: isAbsolute(sqlite) ? sqlite : resolve(dataDir, sqlite) },
+    storage,
     nodeId: settings.cluster.node_id ?? hostname(),
     settings,
   };

@@ -50,9 +50,15 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 const STORAGE_URL = string({
   minBytes: 1,
-  pattern: /^sqlite:.+$/,
-  patternReason: "must be sqlite:PATH (this build stores on SQLite)",
+  pattern: /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
+  patternReason: "must be sqlite:PATH or postgres://…",
   expected: "storage URL",
+});
+
+const SCHEMA = string({
+  pattern: /^[a-z_][a-z0-9_]{0,62}$/,
+  patternReason: "must be a plain lower-case SQL identifier (a-z, 0-9, _; at most 63)",
+  expected: "schema name",
 });
 
 export const configDecoder = object({
@@ -68,6 +74,8 @@ export const configDecoder = object({
   storage: section({
     /** Absent: `sqlite:<data_dir>/skein.db`. A relative sqlite path is under data_dir. */
     url: optional(STORAGE_URL),
+    /** PostgreSQL only: the schema holding Skein's tables (created when absent). */
+    schema: withDefault(SCHEMA, "skein"),
   }),
   cluster: section({
     shards: withDefault(u32({ min: 1, max: 65536 }), 16),

@@ -62,12 +62,12 @@ describe("workflow server configuration", () => {
     [
       "relative sqlite path is under data_dir",
       '[storage]\nurl = "sqlite:x.db"',
-      (c) => assert.equal(c.storage.path, "/etc/skein/skein-data/x.db"),
+      (c) => assert.deepEqual(c.storage, { kind: "sqlite", path: "/etc/skein/skein-data/x.db" }),
     ],
     [
       "absolute sqlite path",
       '[storage]\nurl = "sqlite:/srv/x.db"',
-      (c) => assert.equal(c.storage.path, "/srv/x.db"),
+      (c) => assert.deepEqual(c.storage, { kind: "sqlite", path: "/srv/x.db" }),
     ],
     [
       "auto_create closed",
@@ -88,6 +88,26 @@ describe("workflow server configuration", () => {
       "max_in_flight_activities at u32 max",
       "[namespaces]\nmax_in_flight_activities = 4294967295",
       (c) => assert.equal(c.settings.namespaces.max_in_flight_activities, 4294967295),
+    ],
+    [
+      "postgres storage with its schema",
+      '[storage]\nurl = "postgres://u@db:5432/skein"\nschema = "tenant_1"',
+      (c) =>
+        assert.deepEqual(c.storage, {
+          kind: "postgres",
+          url: "postgres://u@db:5432/skein",
+          schema: "tenant_1",
+        }),
+    ],
+    [
+      "postgresql:// scheme, default schema skein",
+      '[storage]\nurl = "postgresql://db/skein"',
+      (c) =>
+        assert.deepEqual(c.storage, {
+          kind: "postgres",
+          url: "postgresql://db/skein",
+          schema: "skein",
+        }),
     ],
     ["node_id", '[cluster]\nnode_id = "n1"', (c) => assert.equal(c.nodeId, "n1")],
   ];
@@ -152,9 +172,14 @@ describe("workflow server configuration", () => {
       "http.listen: port must be between 0 and 65535",
     ],
     [
-      "postgres storage",
-      '[storage]\nurl = "postgres://db/skein"',
-      "storage.url: must be sqlite:PATH",
+      "other storage scheme",
+      '[storage]\nurl = "mysql://db/skein"',
+      "storage.url: must be sqlite:PATH or postgres://",
+    ],
+    [
+      "bad storage.schema",
+      '[storage]\nschema = "Skein-1"',
+      "storage.schema: must be a plain lower-case SQL identifier",
     ],
     ["a table given as a value", "outbox = true", "outbox: expected object, found boolean"],
     ["TOML syntax error", "[namespaces", "not valid TOML"],
