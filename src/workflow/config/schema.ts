@@ -10,7 +10,6 @@
 
 import {
   boolean,
-  type Decoder,
   type ObjectDecoder,
   object,
   oneOf,
@@ -19,15 +18,10 @@ import {
   type ShapeValue,
   string,
   u32,
-  withCode,
   withDefault,
 } from "../../common/decode/index.ts";
+import { namespaceName } from "../namespaces/name.ts";
 import { listenAddress } from "./listen.ts";
-
-/** A namespace name as the configuration and the API accept it: trimmed, 1..255 bytes. */
-export function namespaceName(): Decoder<string> {
-  return string({ trim: true, minBytes: 1, maxBytes: 255, expected: "namespace name" });
-}
 
 /** A table whose every field has a default: absent means "all defaults". */
 function table<S extends Shape>(
@@ -65,11 +59,11 @@ export const configDecoder = object({
   /** Relative paths are resolved against the configuration file's directory. */
   data_dir: withDefault(string({ minBytes: 1, expected: "directory path" }), "skein-data"),
   http: section({
-    listen: withDefault(listenAddress(), { host: "127.0.0.1", port: 7380 }),
+    listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_HTTP_LISTEN, undefined)),
     max_body_bytes: withDefault(u32({ min: 1, max: 1_073_741_824 }), DEFAULT_MAX_BODY_BYTES),
   }),
   grpc: section({
-    listen: withDefault(listenAddress(), { host: "127.0.0.1", port: 7381 }),
+    listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_GRPC_LISTEN, undefined)),
   }),
   storage: section({
     /** Absent: `sqlite:<data_dir>/skein.db`. A relative sqlite path is under data_dir. */
@@ -83,7 +77,7 @@ export const configDecoder = object({
     node_id: optional(string({ minBytes: 1, maxBytes: 255 })),
   }),
   namespaces: section({
-    default: optional(withCode(namespaceName(), "invalid_namespace_name")),
+    default: optional(namespaceName()),
     auto_create: withDefault(oneOf(["open", "closed"]), "open"),
     max_in_flight_activities: withDefault(u32({ min: 1 }), 1024),
   }),

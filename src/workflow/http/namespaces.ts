@@ -8,15 +8,13 @@
  */
 
 import type { FastifyInstance } from "fastify";
-import { object, withCode } from "../../common/decode/index.ts";
+import { object } from "../../common/decode/index.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
-import { namespaceName } from "../config/schema.ts";
+import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry, NamespaceView } from "../namespaces/registry.ts";
 import { forbidden, principalOf } from "./auth.ts";
 
-const createBody = object({
-  name: withCode(namespaceName(), { shape: "invalid_namespace_name" }),
-});
+const createBody = object({ name: namespaceName() });
 
 export function recordJson(view: NamespaceView) {
   return {

@@ -133,6 +133,17 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
     });
   }
 
+  test("an unknown route without a bearer is 401: routes are not revealed to strangers", async () => {
+    const r = await call(server.url, "GET", "/nowhere");
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, "unauthenticated");
+  });
+
+  test("HEAD /health needs no token either", async () => {
+    const response = await fetch(`${server.url}/health`, { method: "HEAD" });
+    assert.equal(response.status, 200);
+  });
+
   test("an unknown route is 404 route_not_found with the error body", async () => {
     const r = await call(server.url, "GET", "/nowhere", { token: admin });
     assert.equal(r.status, 404);
