@@ -6,6 +6,7 @@
  */
 
 import type { KeyObject } from "node:crypto";
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { workflowError } from "../errors.ts";
@@ -20,6 +21,7 @@ export async function ensureAdminToken(
   key: KeyObject,
 ): Promise<{ path: string; created: boolean }> {
   const path = join(dataDir, ADMIN_TOKEN_FILE);
+  if (existsSync(path)) return { path, created: false };
   const token = await issueToken(key, {
     subject: "admin",
     namespaces: "*",

@@ -10,6 +10,7 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { workflowError } from "../errors.ts";
@@ -31,15 +32,17 @@ export async function ensureSigningKey(
   dataDir: string,
 ): Promise<{ key: SigningKey; created: boolean }> {
   const path = signingKeyPath(dataDir);
-  const { privateKey } = generateKeyPairSync("ed25519");
-  const pem = privateKey.export({ type: "pkcs8", format: "pem" });
-  try {
-    // `wx`: never overwrite a key another start wrote meanwhile; tokens signed by it stay valid.
-    await writeFile(path, pem, { flag: "wx", mode: 0o600 });
-    return { key: { path, privateKey, publicKey: createPublicKey(privateKey) }, created: true };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-      throw workflowError("storage_unavailable", `cannot write the signing key ${path}`, error);
+  if (!existsSync(path)) {
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const pem = privateKey.export({ type: "pkcs8", format: "pem" });
+    try {
+      // `wx`: never overwrite a key another start wrote meanwhile; tokens it signed stay valid.
+      await writeFile(path, pem, { flag: "wx", mode: 0o600 });
+      return { key: { path, privateKey, publicKey: createPublicKey(privateKey) }, created: true };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw workflowError("storage_unavailable", `cannot write the signing key ${path}`, error);
+      }
     }
   }
   return { key: await loadSigningKey(dataDir), created: false };
@@ -58,7 +61,12 @@ export async function loadSigningKey(dataDir: string): Promise<SigningKey> {
       error,
     );
   }
-  const privateKey = createPrivateKey(pem);
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch (error) {
+    throw workflowError("config_invalid", `${path} is not a PEM private key`, error);
+  }
   if (privateKey.asymmetricKeyType !== "ed25519") {
     throw workflowError("config_invalid", `${path} is not an Ed25519 private key`);
   }

@@ -10,7 +10,7 @@ import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { decode } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger } from "../../common/log.ts";
-import { listenAddress } from "../config/listen.ts";
+import { type ListenAddress, listenAddress } from "../config/listen.ts";
 import { DEFAULT_CONFIG_FILE } from "../config/load.ts";
 import { startServer } from "../server.ts";
 
@@ -29,7 +29,7 @@ export const serveCommand: Command = {
       { config: { type: "string" }, listen: { type: "string" } },
       { max: 0 },
     );
-    let listen: ReturnType<ReturnType<typeof listenAddress>["run"]> | undefined;
+    let listen: ListenAddress | undefined;
     if (values.listen !== undefined) {
       const decoded = decode(listenAddress(), values.listen);
       if (!decoded.ok) throw new UsageError(`--listen ${decoded.error.reason}`);
