@@ -113,6 +113,28 @@ describe("skein serve (real process)", () => {
     }
   });
 
+  for (const mode of ["open", "closed"] as const) {
+    test(`auto_create ${mode}: the default namespace is created at start-up and explicit creation works`, async (t) => {
+      const dir = await tempDir();
+      t.after(dir.remove);
+      const config = await writeConfig(
+        dir.path,
+        `[namespaces]\ndefault = "main"\nauto_create = "${mode}"`,
+      );
+      const server = await startServe(config);
+      try {
+        assert.match(server.stdout(), /^default namespace: main$/m);
+        const token = await adminToken(dir.path);
+        const made = await call(server.url, "POST", "/namespaces", { token, body: { name: "x" } });
+        assert.deepEqual(made.body, { name: "x", created: true });
+        const listed = await call(server.url, "GET", "/namespaces", { token });
+        assert.deepEqual(listed.body, { namespaces: [{ name: "main" }, { name: "x" }] });
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+
   test("a usage mistake in serve's options exits 2", () => {
     const r = skein(["serve", "--listen", "nowhere"]);
     assert.equal(r.status, 2);
