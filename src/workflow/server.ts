@@ -60,6 +60,7 @@ export async function startServer(
       defaultNamespace: namespaces.default,
       autoCreate: namespaces.auto_create,
       maxInFlightActivities: namespaces.max_in_flight_activities,
+      outboxEnabled: config.settings.outbox.enabled,
     });
     await registry.createDefault();
 

@@ -35,6 +35,12 @@ describe("skein serve (real process)", () => {
       const token = (await readFile(join(dataDir, "admin.token"), "utf8")).trim();
       const r = await call(server.url, "GET", "/namespaces", { token });
       assert.deepEqual(r.body, { namespaces: [{ name: "default" }] });
+      // The template turns the outbox on, so the claim ceiling is in force.
+      const records = await call(server.url, "GET", "/namespaces/records", { token });
+      assert.deepEqual(records.body.records[0].settings, {
+        max_in_flight_activities: 1024,
+        ceiling_in_force: true,
+      });
     } finally {
       assert.equal((await server.stop()).code, 0);
     }

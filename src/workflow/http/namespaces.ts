@@ -21,7 +21,10 @@ export function recordJson(view: NamespaceView) {
     name: view.name,
     created_at: new Date(view.createdAt).toISOString(),
     created_by: view.createdBy,
-    settings: { max_in_flight_activities: view.maxInFlightActivities },
+    settings: {
+      max_in_flight_activities: view.maxInFlightActivities,
+      ceiling_in_force: view.ceilingInForce,
+    },
   };
 }
 

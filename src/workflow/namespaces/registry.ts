@@ -18,6 +18,8 @@ export interface RegistrySettings {
   readonly autoCreate: AutoCreate;
   /** `namespaces.max_in_flight_activities`: the ceiling a record without its own follows. */
   readonly maxInFlightActivities: number;
+  /** `outbox.enabled`: the ceiling is in force only while the outbox is on (spec, Limits). */
+  readonly outboxEnabled: boolean;
 }
 
 /** A record as the API shows it: durable fields plus the effective settings. */
@@ -26,6 +28,8 @@ export interface NamespaceView {
   readonly createdAt: number;
   readonly createdBy: string;
   readonly maxInFlightActivities: number;
+  /** Whether that ceiling is in force (it is only while `outbox.enabled`). */
+  readonly ceilingInForce: boolean;
 }
 
 /** Who asks for a creation; recorded on the namespace. */
@@ -103,6 +107,7 @@ export class NamespaceRegistry {
       createdAt: record.createdAt,
       createdBy: record.createdBy,
       maxInFlightActivities: record.maxInFlightActivities ?? this.settings.maxInFlightActivities,
+      ceilingInForce: this.settings.outboxEnabled,
     };
   }
 }

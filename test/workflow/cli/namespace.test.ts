@@ -53,7 +53,10 @@ describe("skein namespace create|list against a running server", () => {
       .map((l) => JSON.parse(l));
     assert.equal(lines.length, 1);
     assert.equal(lines[0].name, "cli-two");
-    assert.deepEqual(lines[0].settings, { max_in_flight_activities: 1024 });
+    assert.deepEqual(lines[0].settings, {
+      max_in_flight_activities: 1024,
+      ceiling_in_force: false,
+    });
   });
 
   test("a server refusal prints its code and exits 1", async () => {

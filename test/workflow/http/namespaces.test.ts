@@ -117,7 +117,8 @@ describe("namespace endpoints (real skein serve)", () => {
     assert.equal(record.created_by, "admin");
     assert.ok(!Number.isNaN(Date.parse(record.created_at)));
     // The effective ceiling comes from namespaces.max_in_flight_activities.
-    assert.deepEqual(record.settings, { max_in_flight_activities: 7 });
+    // Not in force: outbox.enabled is false in this configuration (spec, Limits 2).
+    assert.deepEqual(record.settings, { max_in_flight_activities: 7, ceiling_in_force: false });
   });
 
   test("an all-namespaces grant sees every namespace, ordered by name", async () => {

@@ -16,7 +16,12 @@ async function registry(autoCreate: AutoCreate, defaultNamespace?: string) {
   const dir = await mkdtemp(join(tmpdir(), "skein-registry-"));
   dirs.push(dir);
   const file = join(dir, "skein.db");
-  const settings = { autoCreate, defaultNamespace, maxInFlightActivities: 1024 };
+  const settings = {
+    autoCreate,
+    defaultNamespace,
+    maxInFlightActivities: 1024,
+    outboxEnabled: false,
+  };
   const store = SqliteWorkflowStore.open(file);
   return {
     registry: new NamespaceRegistry(store.namespaces, settings),
@@ -96,6 +101,7 @@ describe("namespace registry: default namespace", () => {
     await r.registry.create("a", "admin");
     const [view] = await r.registry.list(() => true);
     assert.equal(view?.maxInFlightActivities, 1024);
+    assert.equal(view?.ceilingInForce, false, "outbox.enabled is false here");
     await r.store.close();
   });
 });
