@@ -8,6 +8,7 @@
 
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
+import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
@@ -35,6 +36,35 @@ export interface RunningServer {
   readonly report: StartReport;
   readonly url: string;
   close(): Promise<void>;
+}
+
+/** How long a graceful stop waits for requests in flight before closing their sockets. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Stops accepting, waits for in-flight requests up to `graceMs`, then closes whatever is
+ * still open, so a stuck client can never hold a stopping node (storage closes after).
+ * Connections that go idle meanwhile are closed as soon as they do.
+ */
+async function closeWithin(app: FastifyInstance, graceMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), graceMs);
+  });
+  const closed = app.close();
+  // A keep-alive connection whose request finishes during the stop turns idle only then;
+  // close such connections as they appear instead of waiting for their keep-alive timeout.
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  if ((await Promise.race([closed, late])) === "late") {
+    logger.warn(
+      { grace_ms: graceMs },
+      "requests still in flight after the grace period; closing them",
+    );
+    app.server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  clearInterval(sweep);
 }
 
 export interface StartOptions {
@@ -101,7 +131,7 @@ export async function startServer(
       report,
       url,
       close: () => {
-        closing ??= app.close().then(() => store.close());
+        closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger).then(() => store.close());
         return closing;
       },
     };

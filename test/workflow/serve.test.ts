@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { readFile, stat, writeFile } from "node:fs/promises";
+import { request } from "node:http";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseConfig } from "../../src/workflow/config/load.ts";
@@ -93,6 +94,51 @@ describe("skein serve (real process)", () => {
       assert.match(server.stdout(), /\nstopped\n$/);
     });
   }
+
+  test("SIGTERM lets a request in flight finish before the server exits", async (t) => {
+    const dir = await tempDir();
+    t.after(dir.remove);
+    const server = await startServe(await writeConfig(dir.path));
+    const token = await adminToken(dir.path);
+    const body = JSON.stringify({ name: "late" });
+    const url = new URL(`${server.url}/namespaces`);
+    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => {
+            text += c;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on("error", reject);
+      // Half the body now; the rest only after the server was told to stop.
+      req.write(body.slice(0, 5));
+      req.on("socket", (socket) =>
+        socket.on("connect", () => {
+          setTimeout(() => {
+            server.child.kill("SIGTERM");
+            setTimeout(() => req.end(body.slice(5)), 300);
+          }, 100);
+        }),
+      );
+    });
+    const r = await answer;
+    assert.equal(r.status, 200);
+    assert.deepEqual(JSON.parse(r.text), { name: "late", created: true });
+    assert.deepEqual(await server.exited, { code: 0, signal: null });
+  });
 
   test("a namespace acknowledged before SIGKILL is there after restart", async (t) => {
     const dir = await tempDir();
