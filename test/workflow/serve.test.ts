@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { request } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseConfig } from "../../src/workflow/config/load.ts";
@@ -186,6 +187,21 @@ describe("skein serve (real process)", () => {
       }
     });
   }
+
+  test("a port already in use: exit 1 naming the address", async (t) => {
+    const dir = await tempDir();
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    t.after(async () => {
+      busy.close();
+      await dir.remove();
+    });
+    const { port } = busy.address() as AddressInfo;
+    const config = await writeConfig(dir.path);
+    const r = skein(["serve", "--config", config, "--listen", `127.0.0.1:${port}`]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`));
+  });
 
   test("a usage mistake in serve's options exits 2", () => {
     const r = skein(["serve", "--listen", "nowhere"]);
