@@ -188,6 +188,22 @@ describe("skein serve (real process)", () => {
     });
   }
 
+  test("a second skein serve on the same data is refused: exit 1", async (t) => {
+    const dir = await tempDir();
+    t.after(dir.remove);
+    const config = await writeConfig(dir.path);
+    const first = await startServe(config);
+    try {
+      const second = skein(["serve", "--config", config, "--listen", "127.0.0.1:0"]);
+      assert.equal(second.status, 1);
+      assert.match(second.stderr, /skein\.db is in use by another process/);
+      // The first one is unaffected.
+      assert.equal((await call(first.url, "GET", "/health")).status, 200);
+    } finally {
+      await first.stop();
+    }
+  });
+
   test("a port already in use: exit 1 naming the address", async (t) => {
     const dir = await tempDir();
     const busy = createServer();

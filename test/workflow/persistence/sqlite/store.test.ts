@@ -90,6 +90,20 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     );
   });
 
+  test("one store per file: a second open is refused while the first holds it", async () => {
+    const file = await fresh();
+    const first = SqliteWorkflowStore.open(file);
+    assert.throws(
+      () => SqliteWorkflowStore.open(file),
+      (error: unknown) =>
+        error instanceof SkeinError &&
+        error.code === "storage_unavailable" &&
+        error.message.includes("in use by another process"),
+    );
+    await first.close();
+    await SqliteWorkflowStore.open(file).close();
+  });
+
   test("a file that is not a database is refused: storage_unavailable", async () => {
     const file = await fresh();
     const { writeFile } = await import("node:fs/promises");
