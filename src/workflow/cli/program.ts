@@ -5,10 +5,13 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { namespaceCommand } from "./namespace.ts";
+import { serveCommand } from "./serve.ts";
+import { tokenCommand } from "./token.ts";
 
 export const skeinProgram: Program = {
   name: "skein",
   version: VERSION,
   summary: "durable workflows for agent work",
-  commands: [],
+  commands: [serveCommand, tokenCommand, namespaceCommand],
 };

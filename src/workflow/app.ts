@@ -1,0 +1,39 @@
+/**
+ * The workflow server's HTTP application, built in one place: the JSON body parser, error
+ * encoding and bearer auth are installed first, then each area's routes, each handed only
+ * the roles it calls (the namespace registry now; the engine, matcher and supervisor as they
+ * land). Route modules never reach storage directly. The app is returned unstarted so the
+ * node (server.ts) decides where it listens and tests may `inject`.
+ */
+
+import Fastify, { type FastifyInstance, LogController } from "fastify";
+import type { Logger } from "../common/log.ts";
+import type { TokenVerifier } from "./auth/tokens.ts";
+import { installAuth } from "./http/auth.ts";
+import { installErrorHandling } from "./http/errors.ts";
+import { healthRoutes } from "./http/health.ts";
+import { installJson } from "./http/json.ts";
+import { namespaceRoutes } from "./http/namespaces.ts";
+import type { NamespaceRegistry } from "./namespaces/registry.ts";
+
+export interface AppRoles {
+  readonly logger: Logger;
+  readonly verify: TokenVerifier;
+  readonly namespaces: NamespaceRegistry;
+  readonly maxBodyBytes: number;
+}
+
+export function buildApp(roles: AppRoles): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: roles.logger,
+    // Per-request lines are off: refusals are answered, 5xx are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: roles.maxBodyBytes,
+  }) as unknown as FastifyInstance;
+  installJson(app, roles.maxBodyBytes);
+  installErrorHandling(app);
+  installAuth(app, roles.verify);
+  healthRoutes(app);
+  namespaceRoutes(app, roles.namespaces);
+  return app;
+}

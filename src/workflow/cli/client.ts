@@ -1,0 +1,46 @@
+/**
+ * The HTTP client the `skein` commands use to talk to a running server: JSON in and out,
+ * the bearer on every call, and a refusal body `{"error":{"code","message"}}` turned back
+ * into a SkeinError with the same code, so a command prints what the server said.
+ */
+
+import { parseJson } from "../../common/decode/index.ts";
+import { SkeinError } from "../../common/errors.ts";
+
+export interface ClientOptions {
+  readonly server: string;
+  readonly token: string;
+}
+
+export async function request(
+  options: ClientOptions,
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(`${options.server}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${options.token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : "";
+    throw new SkeinError("server_unreachable", `cannot reach ${options.server}: ${reason}`, {
+      status: 503,
+    });
+  }
+  const text = await response.text();
+  const parsed: unknown = text === "" ? null : parseJson(text);
+  if (!response.ok) {
+    const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    const code = typeof error?.code === "string" ? error.code : "http_error";
+    const message = typeof error?.message === "string" ? error.message : `HTTP ${response.status}`;
+    throw new SkeinError(code, `${code}: ${message}`, { status: response.status });
+  }
+  return parsed;
+}

@@ -1,0 +1,89 @@
+/**
+ * The workflow server's configuration, declared as data. Each TOML table is an object decoder
+ * whose fields all have built-in defaults, so an absent table equals an empty one; every
+ * object refuses keys it does not declare, naming the key (`namespaces.bogus: unknown
+ * field`). The spec's keys keep the spec's names, types and defaults exactly:
+ * `namespaces.default` (string, not set), `namespaces.max_in_flight_activities` (integer,
+ * 1024), `outbox.enabled` (boolean, false), and `namespaces.auto_create` whose value
+ * `closed` disables automatic creation. See docs/workflow-config.md for every key.
+ */
+
+import {
+  boolean,
+  type ObjectDecoder,
+  object,
+  oneOf,
+  optional,
+  type Shape,
+  type ShapeValue,
+  string,
+  u32,
+  withDefault,
+} from "../../common/decode/index.ts";
+import { namespaceName } from "../namespaces/name.ts";
+import { listenAddress } from "./listen.ts";
+
+/** A table whose every field has a default: absent means "all defaults". */
+function table<S extends Shape>(
+  shape: S,
+): ObjectDecoder<ShapeValue<S>> & {
+  readonly defaults: ShapeValue<S>;
+} {
+  const decoder = object(shape);
+  return { ...decoder, defaults: decoder.run({}, undefined) };
+}
+
+function section<S extends Shape>(shape: S) {
+  const decoder = table(shape);
+  return withDefault(decoder, decoder.defaults);
+}
+
+export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7380";
+export const DEFAULT_GRPC_LISTEN = "127.0.0.1:7381";
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
+const STORAGE_URL = string({
+  minBytes: 1,
+  pattern: /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
+  patternReason: "must be sqlite:PATH or postgres://…",
+  expected: "storage URL",
+});
+
+const SCHEMA = string({
+  pattern: /^[a-z_][a-z0-9_]{0,62}$/,
+  patternReason: "must be a plain lower-case SQL identifier (a-z, 0-9, _; at most 63)",
+  expected: "schema name",
+});
+
+export const configDecoder = object({
+  /** Relative paths are resolved against the configuration file's directory. */
+  data_dir: withDefault(string({ minBytes: 1, expected: "directory path" }), "skein-data"),
+  http: section({
+    listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_HTTP_LISTEN, undefined)),
+    max_body_bytes: withDefault(u32({ min: 1, max: 1_073_741_824 }), DEFAULT_MAX_BODY_BYTES),
+  }),
+  grpc: section({
+    listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_GRPC_LISTEN, undefined)),
+  }),
+  storage: section({
+    /** Absent: `sqlite:<data_dir>/skein.db`. A relative sqlite path is under data_dir. */
+    url: optional(STORAGE_URL),
+    /** PostgreSQL only: the schema holding Skein's tables (created when absent). */
+    schema: withDefault(SCHEMA, "skein"),
+  }),
+  cluster: section({
+    shards: withDefault(u32({ min: 1, max: 65536 }), 16),
+    /** Absent: the host name. */
+    node_id: optional(string({ minBytes: 1, maxBytes: 255 })),
+  }),
+  namespaces: section({
+    default: optional(namespaceName()),
+    auto_create: withDefault(oneOf(["open", "closed"]), "open"),
+    max_in_flight_activities: withDefault(u32({ min: 1 }), 1024),
+  }),
+  outbox: section({ enabled: withDefault(boolean(), false) }),
+  deployments: section({ enabled: withDefault(boolean(), false) }),
+  agents: section({ transport: withDefault(boolean(), true) }),
+});
+
+export type ConfigFile = ReturnType<typeof configDecoder.run>;

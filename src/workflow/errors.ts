@@ -1,0 +1,56 @@
+/**
+ * The workflow server's error catalogue: every refusal the server can give, declared once with
+ * its stable snake_case code and its HTTP status. Route handlers, the namespace registry, the
+ * auth layer and start-up checks raise these through `workflowError`, so a code can never
+ * drift from its status, and docs/http-api.md lists exactly these codes (a test checks it).
+ * Refusals of decoded input are DecodeErrors from the decoding core (status 400) and carry
+ * their own field codes.
+ */
+
+import { SkeinError } from "../common/errors.ts";
+
+export const ERRORS = {
+  /** The request carries no bearer, or one that is not a valid token of this server. */
+  unauthenticated: 401,
+  /** The bearer is valid but its grants do not cover what was asked. */
+  forbidden: 403,
+  /** The body is not JSON (syntax error, empty body). */
+  malformed_json: 400,
+  /** The body's content type is not application/json. */
+  unsupported_media_type: 415,
+  /** The body is larger than `http.max_body_bytes`. */
+  body_too_large: 413,
+  /** `POST /namespaces` with a name that is empty after trimming (or over 255 bytes). */
+  invalid_namespace_name: 400,
+  /** A request names no namespace and `namespaces.default` is not set. */
+  namespace_required: 400,
+  /** Work in an absent namespace while `namespaces.auto_create = "closed"`. */
+  namespace_not_found: 404,
+  /** No route has this method and path. */
+  route_not_found: 404,
+  /** A request the HTTP layer refused before it reached a route (bad header, …). */
+  bad_request: 400,
+  /** A fault of the server itself; the message names no internals. */
+  internal: 500,
+  /** Start-up: the configuration file cannot be read or is refused. */
+  config_invalid: 400,
+  /** Start-up: the database was written by a newer Skein than this one. */
+  storage_schema_too_new: 500,
+  /** Start-up: the storage URL or files cannot be opened. */
+  storage_unavailable: 500,
+} as const satisfies Record<string, number>;
+
+export type WorkflowErrorCode = keyof typeof ERRORS;
+
+/** A refusal from the catalogue; its status comes from the catalogue, never from the caller. */
+export function workflowError(
+  code: WorkflowErrorCode,
+  message: string,
+  cause?: unknown,
+): SkeinError {
+  return new SkeinError(code, message, { status: ERRORS[code], cause });
+}
+
+export function isWorkflowErrorCode(code: string): code is WorkflowErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}

@@ -1,0 +1,49 @@
+/**
+ * Bearer authentication for every route except those whose config says `public: true`
+ * (only `/health`). It runs on `onRequest`, before the body is read, so an unauthenticated
+ * caller cannot make the server parse anything. A missing, malformed, expired or foreign
+ * bearer is 401 `unauthenticated`; routes then check grants and answer 403 `forbidden`.
+ */
+
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Principal, TokenVerifier } from "../auth/tokens.ts";
+import { workflowError } from "../errors.ts";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** A route anyone may call without a bearer. */
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9_.~+/=-]+) *$/;
+
+export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
+  app.decorateRequest("principal", null);
+  app.addHook("onRequest", async (request) => {
+    if (request.routeOptions.config?.public === true) return;
+    const header = request.headers.authorization;
+    if (header === undefined) {
+      throw workflowError("unauthenticated", "missing authorization: Bearer <token>");
+    }
+    const match = BEARER.exec(header);
+    if (match === null) {
+      throw workflowError("unauthenticated", "authorization must be Bearer <token>");
+    }
+    request.principal = await verify(match[1]!);
+  });
+}
+
+/** The caller of an authenticated route (the hook guarantees one). */
+export function principalOf(request: FastifyRequest): Principal {
+  const principal = request.principal;
+  if (principal === null) throw workflowError("unauthenticated", "no bearer on this request");
+  return principal;
+}
+
+export function forbidden(message: string): never {
+  throw workflowError("forbidden", message);
+}

@@ -1,0 +1,40 @@
+/**
+ * Request bodies: the only content type is `application/json`, parsed by the lossless JSON
+ * reader of the decoding core, so u64 values stay exact and duplicate keys are refused. A
+ * body that is not JSON is `malformed_json` (400); one over `http.max_body_bytes` is
+ * `body_too_large` (413, raised by Fastify's limit and mapped in errors.ts); any other
+ * content type is `unsupported_media_type` (415). Replies are written by JSON.stringify with
+ * a replacer that writes bigints and lossless numbers as raw JSON number text
+ * (`JSON.rawJSON`), so a u64 in a response is exact; this is several times faster than a
+ * JavaScript JSON writer on large listings.
+ */
+
+import type { FastifyInstance } from "fastify";
+import { isDecodeError, isLosslessNumber, parseJson } from "../../common/decode/index.ts";
+import { workflowError } from "../errors.ts";
+
+export function installJson(app: FastifyInstance, maxBodyBytes: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "string", bodyLimit: maxBodyBytes },
+    (_request, body, done) => {
+      try {
+        done(null, parseJson(body as string));
+      } catch (error) {
+        if (!isDecodeError(error)) throw error;
+        done(workflowError("malformed_json", `request body is ${error.reason}`), undefined);
+      }
+    },
+  );
+  app.setReplySerializer((payload) => JSON.stringify(payload, exactNumbers));
+}
+
+/** `JSON.rawJSON` (V8, Node 21+) is not in TypeScript's lib yet. */
+const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+
+export function exactNumbers(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return rawJSON(value.toString());
+  if (isLosslessNumber(value)) return rawJSON(value.value);
+  return value;
+}

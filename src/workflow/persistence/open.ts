@@ -1,0 +1,21 @@
+/**
+ * Chooses and opens the storage backend named by the configuration (`storage.url`):
+ * SQLite for a single node, PostgreSQL for a cluster. Both are migrated before they return.
+ */
+
+import type { StorageTarget } from "../config/load.ts";
+import { PostgresWorkflowStore, redactUrl } from "./postgres/store.ts";
+import { SqliteWorkflowStore } from "./sqlite/store.ts";
+import type { WorkflowStore } from "./store.ts";
+
+export async function openStore(target: StorageTarget): Promise<WorkflowStore> {
+  if (target.kind === "sqlite") return SqliteWorkflowStore.open(target.path);
+  return PostgresWorkflowStore.open(target.url, target.schema);
+}
+
+/** Where the store is, for the start-up banner (no passwords). */
+export function describeStorage(target: StorageTarget): string {
+  return target.kind === "sqlite"
+    ? target.path
+    : `${redactUrl(target.url)} (schema ${target.schema})`;
+}

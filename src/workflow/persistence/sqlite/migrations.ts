@@ -1,0 +1,75 @@
+/**
+ * The SQLite schema as an ordered list of versioned migrations. Each migration is applied
+ * once, inside the start-up transaction, and recorded in `schema_migrations` (version, name,
+ * time); the database's schema version is the highest recorded one. A database whose
+ * version is higher than the last migration here was written by a newer Skein: start-up
+ * refuses it (`storage_schema_too_new`) rather than run on a schema it does not know.
+ * Migrations are append-only: a released one is never edited.
+ */
+
+import type { DatabaseSync } from "node:sqlite";
+import { workflowError } from "../../errors.ts";
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "namespaces",
+    sql: `
+      CREATE TABLE namespaces (
+        name TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        max_in_flight_activities INTEGER
+      ) STRICT;
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
+/** Brings the schema up to date in one transaction; returns the resulting version. */
+export function migrate(
+  db: DatabaseSync,
+  file: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): number {
+  const latest = migrations.at(-1)?.version ?? 0;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    ) STRICT`);
+    const row = db.prepare("SELECT max(version) AS version FROM schema_migrations").get() as {
+      version: number | null;
+    };
+    const current = row.version ?? 0;
+    if (current > latest) {
+      throw workflowError(
+        "storage_schema_too_new",
+        `${file} is at schema version ${current}, newer than this skein knows (${latest}); ` +
+          "run a skein at least as new as the one that wrote it",
+      );
+    }
+    const record = db.prepare(
+      "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+    );
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, Date.now());
+    }
+    db.exec("COMMIT");
+    return Math.max(current, latest);
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
+  }
+}

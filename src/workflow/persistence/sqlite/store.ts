@@ -1,0 +1,41 @@
+/**
+ * The SQLite backend of the workflow store: one database file per node (WAL, synced commits),
+ * migrated to the latest schema when opened. Each domain area is its own module over the
+ * shared connection; this class wires them into the `WorkflowStore` interface.
+ */
+
+import type { DatabaseSync } from "node:sqlite";
+import type { WorkflowStore } from "../store.ts";
+import { openDatabase } from "./database.ts";
+import { migrate } from "./migrations.ts";
+import { SqliteNamespaceStore } from "./namespaces.ts";
+
+export class SqliteWorkflowStore implements WorkflowStore {
+  readonly backend = "sqlite";
+  readonly schemaVersion: number;
+  readonly namespaces: SqliteNamespaceStore;
+  readonly file: string;
+  readonly #db: DatabaseSync;
+
+  private constructor(db: DatabaseSync, file: string, schemaVersion: number) {
+    this.#db = db;
+    this.file = file;
+    this.schemaVersion = schemaVersion;
+    this.namespaces = new SqliteNamespaceStore(db);
+  }
+
+  /** Opens (creating when absent) and migrates the database at `file`. */
+  static open(file: string): SqliteWorkflowStore {
+    const db = openDatabase(file);
+    try {
+      return new SqliteWorkflowStore(db, file, migrate(db, file));
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}

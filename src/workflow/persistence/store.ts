@@ -1,0 +1,67 @@
+/**
+ * The workflow server's persistence boundary: a domain-level interface (namespaces now; runs,
+ * events, outbox rows and deployments as the engine lands) that every backend implements.
+ * The SQLite backend (`sqlite/`) serves a single node; a PostgreSQL backend for cluster mode
+ * implements the same interface. Callers never see SQL, rows or connections.
+ *
+ * Shape rules every backend and every new method keeps:
+ * - Every method is async and each one is a single transaction: when its promise resolves,
+ *   the change is durable (committed, WAL synced). Callers answer only after that.
+ * - Work that is claimed (outbox rows, timers, tasks) is partitioned into `shards`:
+ *   `shardOf(key, total)` places a row, and a claim takes a `ShardScope` (the shards this
+ *   node owns, with the fencing token of its ownership) plus a limit. On PostgreSQL a claim
+ *   is one `SELECT … WHERE shard = ANY($owned) … FOR UPDATE SKIP LOCKED LIMIT $n` inside the
+ *   claiming transaction, so nodes never block on each other's rows; on SQLite it runs
+ *   under `BEGIN IMMEDIATE`, which serialises writers of the one node.
+ * - Names and ids cross the interface as plain values; records are returned as fresh
+ *   objects the caller may keep.
+ */
+
+import { createHash } from "node:crypto";
+
+/** A namespace's durable record. `maxInFlightActivities` null follows the server config. */
+export interface NamespaceRecord {
+  readonly name: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  /** The subject of the bearer that created it, or `skein` for start-up creation. */
+  readonly createdBy: string;
+  readonly maxInFlightActivities: number | null;
+}
+
+export interface NewNamespace {
+  readonly name: string;
+  readonly createdBy: string;
+  readonly createdAt: number;
+}
+
+export interface NamespaceStore {
+  /** Creates the namespace unless it exists; `created` is false when it already existed. */
+  create(input: NewNamespace): Promise<{ record: NamespaceRecord; created: boolean }>;
+  get(name: string): Promise<NamespaceRecord | undefined>;
+  /** Every namespace, ordered by name. */
+  list(): Promise<NamespaceRecord[]>;
+}
+
+/** The shards a node owns while it claims work, and the token fencing that ownership. */
+export interface ShardScope {
+  readonly owned: readonly number[];
+  readonly total: number;
+  readonly fencingToken: bigint;
+}
+
+/** The shard (0..total-1) of a partition key: stable across nodes, versions and restarts. */
+export function shardOf(key: string, total: number): number {
+  const digest = createHash("sha256").update(key).digest();
+  return digest.readUInt32BE(0) % total;
+}
+
+export interface WorkflowStore {
+  /** Which backend this is, for logs and the start-up banner. */
+  readonly backend: string;
+  /** The schema version the database is at after start-up migrations. */
+  readonly schemaVersion: number;
+  readonly namespaces: NamespaceStore;
+  /** Closes connections after in-flight transactions finish. */
+  close(): Promise<void>;
+}

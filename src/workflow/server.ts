@@ -1,0 +1,142 @@
+/**
+ * One workflow server node: reads (or, on first run, writes) the configuration, prepares the
+ * data directory, the signing key and the admin token, opens and migrates storage, creates
+ * the default namespace, builds the HTTP app and listens. `close` stops accepting requests,
+ * lets in-flight ones finish, then closes storage: the order graceful shutdown needs. The
+ * start report says what was created and where everything is, for the CLI to print.
+ */
+
+import { mkdir } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "../common/log.ts";
+import { buildApp } from "./app.ts";
+import { ensureAdminToken } from "./auth/admin-token.ts";
+import { ensureSigningKey } from "./auth/keys.ts";
+import { createVerifier } from "./auth/tokens.ts";
+import { httpUrl, type ListenAddress } from "./config/listen.ts";
+import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
+import { NamespaceRegistry } from "./namespaces/registry.ts";
+import { describeStorage, openStore } from "./persistence/open.ts";
+import type { WorkflowStore } from "./persistence/store.ts";
+
+export interface StartReport {
+  readonly configFile: string;
+  readonly configWritten: boolean;
+  readonly dataDir: string;
+  readonly signingKey: { readonly path: string; readonly created: boolean };
+  readonly adminToken: { readonly path: string; readonly created: boolean };
+  readonly storage: { readonly backend: string; readonly path: string; readonly schema: number };
+  readonly defaultNamespace: string | undefined;
+  readonly url: string;
+}
+
+export interface RunningServer {
+  readonly config: ServerConfig;
+  readonly report: StartReport;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** How long a graceful stop waits for requests in flight before closing their sockets. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * Stops accepting, waits for in-flight requests up to `graceMs`, then closes whatever is
+ * still open, so a stuck client can never hold a stopping node (storage closes after).
+ * Connections that go idle meanwhile are closed as soon as they do.
+ */
+async function closeWithin(app: FastifyInstance, graceMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), graceMs);
+  });
+  const closed = app.close();
+  // A keep-alive connection whose request finishes during the stop turns idle only then;
+  // close such connections as they appear instead of waiting for their keep-alive timeout.
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  if ((await Promise.race([closed, late])) === "late") {
+    logger.warn(
+      { grace_ms: graceMs },
+      "requests still in flight after the grace period; closing them",
+    );
+    app.server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  clearInterval(sweep);
+}
+
+export interface StartOptions {
+  readonly logger: Logger;
+  /** Overrides `http.listen` (the `--listen` option). */
+  readonly listen?: ListenAddress;
+}
+
+export async function startServer(
+  configPath: string,
+  options: StartOptions,
+): Promise<RunningServer> {
+  const configWritten = await ensureConfigFile(configPath);
+  const config = await loadConfig(configPath);
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const { key, created: keyCreated } = await ensureSigningKey(config.dataDir);
+  const adminToken = await ensureAdminToken(config.dataDir, key.privateKey);
+
+  const store: WorkflowStore = await openStore(config.storage);
+  try {
+    const { namespaces } = config.settings;
+    const registry = new NamespaceRegistry(store.namespaces, {
+      defaultNamespace: namespaces.default,
+      autoCreate: namespaces.auto_create,
+      maxInFlightActivities: namespaces.max_in_flight_activities,
+      outboxEnabled: config.settings.outbox.enabled,
+    });
+    await registry.createDefault();
+
+    const app = buildApp({
+      logger: options.logger,
+      verify: createVerifier(key.publicKey),
+      namespaces: registry,
+      maxBodyBytes: config.settings.http.max_body_bytes,
+    });
+    const listen = options.listen ?? config.settings.http.listen;
+    try {
+      await app.listen({ host: listen.host, port: listen.port });
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    const address = app.server.address() as AddressInfo;
+    const url = httpUrl(listen.host, address.port);
+    options.logger.info({ url, node_id: config.nodeId }, "workflow server listening");
+
+    const report: StartReport = {
+      configFile: config.file,
+      configWritten,
+      dataDir: config.dataDir,
+      signingKey: { path: key.path, created: keyCreated },
+      adminToken,
+      storage: {
+        backend: store.backend,
+        path: describeStorage(config.storage),
+        schema: store.schemaVersion,
+      },
+      defaultNamespace: namespaces.default,
+      url,
+    };
+    let closing: Promise<void> | undefined;
+    return {
+      config,
+      report,
+      url,
+      close: () => {
+        closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger).then(() => store.close());
+        return closing;
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  adminToken,
+  call,
+  type ServerProcess,
+  startServe,
+  tempDir,
+  tokenFor,
+  writeConfig,
+} from "../support/server.ts";
+
+describe("namespace endpoints (real skein serve)", () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let server: ServerProcess;
+  let admin: string;
+
+  before(async () => {
+    dir = await tempDir();
+    // Closed auto-create: explicit creation must still work (spec endpoint 9).
+    const config = await writeConfig(
+      dir.path,
+      '[namespaces]\ndefault = "home"\nauto_create = "closed"\nmax_in_flight_activities = 7',
+    );
+    server = await startServe(config);
+    admin = await adminToken(dir.path);
+  });
+  after(async () => {
+    await server?.stop();
+    await dir?.remove();
+  });
+
+  const post = (token: string, body: unknown) =>
+    call(server.url, "POST", "/namespaces", { token, body: body as object });
+
+  test("the default namespace exists after start-up, even with auto_create closed", async () => {
+    const r = await call(server.url, "GET", "/namespaces", { token: admin });
+    assert.equal(r.status, 200);
+    assert.ok(r.body.namespaces.some((n: { name: string }) => n.name === "home"));
+  });
+
+  const names: [label: string, sent: string, stored: string][] = [
+    ["plain", "alpha", "alpha"],
+    ["surrounding spaces trimmed", "  beta  ", "beta"],
+    ["tabs and newlines trimmed", "\tgamma\n", "gamma"],
+    ["inner spaces kept", " my team ", "my team"],
+  ];
+  for (const [label, sent, stored] of names) {
+    test(`POST /namespaces: ${label}`, async () => {
+      const first = await post(admin, { name: sent });
+      assert.equal(first.status, 200);
+      assert.deepEqual(first.body, { name: stored, created: true });
+      // Idempotent: the same call again answers 200 with created false.
+      const again = await post(admin, { name: sent });
+      assert.equal(again.status, 200);
+      assert.deepEqual(again.body, { name: stored, created: false });
+    });
+  }
+
+  const refusals: [label: string, body: unknown, code: string][] = [
+    ["empty name", { name: "" }, "invalid_namespace_name"],
+    ["blank name (empty after trimming)", { name: "   \t " }, "invalid_namespace_name"],
+    ["name over 255 bytes", { name: "n".repeat(256) }, "invalid_namespace_name"],
+    ["missing name", {}, "decode_refused"],
+    ["name not a string", { name: 5 }, "decode_refused"],
+    ["null name", { name: null }, "decode_refused"],
+    ["unknown field", { name: "x", color: "red" }, "decode_refused"],
+    ["not an object", ["x"], "decode_refused"],
+  ];
+  for (const [label, body, code] of refusals) {
+    test(`POST /namespaces refuses ${label}: 400 ${code}`, async () => {
+      const r = await post(admin, body);
+      assert.equal(r.status, 400);
+      assert.equal(r.body.error.code, code);
+      assert.equal(typeof r.body.error.message, "string");
+    });
+  }
+
+  test("POST /namespaces needs a grant for that name: 403 otherwise", async () => {
+    const token = await tokenFor(dir.path, { subject: "carol", namespaces: ["team-a"] });
+    const denied = await post(token, { name: "team-b" });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, "forbidden");
+    // The grant is checked against the trimmed name.
+    const allowed = await post(token, { name: "  team-a " });
+    assert.deepEqual([allowed.status, allowed.body], [200, { name: "team-a", created: true }]);
+    const records = await call(server.url, "GET", "/namespaces/records", { token: admin });
+    const record = records.body.records.find((r: { name: string }) => r.name === "team-a");
+    assert.equal(record.created_by, "carol");
+    assert.equal(
+      records.body.records.some((r: { name: string }) => r.name === "team-b"),
+      false,
+    );
+  });
+
+  test("listing shows only namespaces the caller is granted", async () => {
+    for (const name of ["list-1", "list-2", "list-3"]) await post(admin, { name });
+    const token = await tokenFor(dir.path, { namespaces: ["list-1", "list-3", "absent"] });
+    const r = await call(server.url, "GET", "/namespaces", { token });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, { namespaces: [{ name: "list-1" }, { name: "list-3" }] });
+    const none = await tokenFor(dir.path, { namespaces: [] });
+    assert.deepEqual((await call(server.url, "GET", "/namespaces", { token: none })).body, {
+      namespaces: [],
+    });
+  });
+
+  test("records show durable settings, only for granted namespaces", async () => {
+    await post(admin, { name: "rec-1" });
+    await post(admin, { name: "rec-2" });
+    const token = await tokenFor(dir.path, { namespaces: ["rec-2"] });
+    const r = await call(server.url, "GET", "/namespaces/records", { token });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.records.length, 1);
+    const [record] = r.body.records;
+    assert.equal(record.name, "rec-2");
+    assert.equal(record.created_by, "admin");
+    assert.ok(!Number.isNaN(Date.parse(record.created_at)));
+    // The effective ceiling comes from namespaces.max_in_flight_activities.
+    // Not in force: outbox.enabled is false in this configuration (spec, Limits 2).
+    assert.deepEqual(record.settings, { max_in_flight_activities: 7, ceiling_in_force: false });
+  });
+
+  test("an all-namespaces grant sees every namespace, ordered by name", async () => {
+    const r = await call(server.url, "GET", "/namespaces", { token: admin });
+    const listed = r.body.namespaces.map((n: { name: string }) => n.name);
+    assert.deepEqual(listed, [...listed].sort());
+    assert.ok(listed.includes("home") && listed.includes("alpha"));
+  });
+});

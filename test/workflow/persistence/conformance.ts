@@ -1,0 +1,92 @@
+/**
+ * The persistence conformance suite: what every WorkflowStore backend must do, written once
+ * against the interface. Each backend's test file runs it with its own opener.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
+
+export interface Backend {
+  /** Opens a store; the same `place` reopens the same durable data. */
+  open(place: string): Promise<WorkflowStore>;
+  /** A fresh place for a test. */
+  fresh(): Promise<string>;
+}
+
+export function namespaceConformance(backend: Backend): void {
+  const at = { createdAt: 1_700_000_000_000, createdBy: "tester" };
+
+  test("create then get: the record comes back as stored", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      const r = await store.namespaces.create({ name: "alpha", ...at });
+      assert.equal(r.created, true);
+      assert.deepEqual(r.record, {
+        name: "alpha",
+        createdAt: at.createdAt,
+        createdBy: "tester",
+        maxInFlightActivities: null,
+      });
+      assert.deepEqual(await store.namespaces.get("alpha"), r.record);
+      assert.equal(await store.namespaces.get("beta"), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a repeated create reports created: false and keeps the first record", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      await store.namespaces.create({ name: "alpha", ...at });
+      const again = await store.namespaces.create({
+        name: "alpha",
+        createdAt: at.createdAt + 5,
+        createdBy: "someone-else",
+      });
+      assert.equal(again.created, false);
+      assert.equal(again.record.createdBy, "tester");
+      assert.equal(again.record.createdAt, at.createdAt);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("concurrent creates of one name: exactly one is created", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => store.namespaces.create({ name: "race", ...at })),
+      );
+      assert.equal(results.filter((r) => r.created).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("list is ordered by name; names are exact (case, spaces, unicode)", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      for (const name of ["b", "a", "B", "my team", "ñandú"]) {
+        await store.namespaces.create({ name, ...at });
+      }
+      const names = (await store.namespaces.list()).map((r) => r.name);
+      assert.deepEqual(names, ["B", "a", "b", "my team", "ñandú"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a created namespace survives closing and reopening", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    await first.namespaces.create({ name: "kept", ...at });
+    await first.close();
+    const second = await backend.open(place);
+    try {
+      assert.equal((await second.namespaces.get("kept"))?.name, "kept");
+    } finally {
+      await second.close();
+    }
+  });
+}

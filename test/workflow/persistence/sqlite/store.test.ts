@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { after, describe, test } from "node:test";
+import { SkeinError } from "../../../../src/common/errors.ts";
+import {
+  LATEST_SCHEMA_VERSION,
+  MIGRATIONS,
+  migrate,
+} from "../../../../src/workflow/persistence/sqlite/migrations.ts";
+import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
+import { shardOf } from "../../../../src/workflow/persistence/store.ts";
+import { namespaceConformance } from "../conformance.ts";
+
+const dirs: string[] = [];
+async function fresh(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "skein-sqlite-"));
+  dirs.push(dir);
+  return join(dir, "skein.db");
+}
+after(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe("SQLite workflow store: conformance", () => {
+  namespaceConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
+});
+
+describe("SQLite workflow store: file, journal and migrations", () => {
+  test("a new database is in WAL mode, synchronous FULL, at the latest schema", async () => {
+    const file = await fresh();
+    const store = SqliteWorkflowStore.open(file);
+    assert.equal(store.schemaVersion, LATEST_SCHEMA_VERSION);
+    await store.close();
+    const db = new DatabaseSync(file);
+    assert.equal(
+      (db.prepare("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode,
+      "wal",
+    );
+    const rows = db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all();
+    assert.deepEqual(
+      rows.map((r) => ({ ...r })),
+      MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+    );
+    db.close();
+  });
+
+  test("reopening applies nothing twice", async () => {
+    const file = await fresh();
+    await SqliteWorkflowStore.open(file).close();
+    await SqliteWorkflowStore.open(file).close();
+    const db = new DatabaseSync(file);
+    const { n } = db.prepare("SELECT count(*) AS n FROM schema_migrations").get() as { n: number };
+    assert.equal(n, MIGRATIONS.length);
+    db.close();
+  });
+
+  test("a later migration is applied to an older database", async () => {
+    const file = await fresh();
+    const db = new DatabaseSync(file);
+    assert.equal(migrate(db, file, MIGRATIONS), LATEST_SCHEMA_VERSION);
+    const next = LATEST_SCHEMA_VERSION + 1;
+    const extra = [
+      ...MIGRATIONS,
+      { version: next, name: "extra", sql: "CREATE TABLE extra (x INTEGER) STRICT" },
+    ];
+    assert.equal(migrate(db, file, extra), next);
+    db.prepare("INSERT INTO extra (x) VALUES (1)").run();
+    db.close();
+  });
+
+  test("a database newer than this build is refused: storage_schema_too_new", async () => {
+    const file = await fresh();
+    await SqliteWorkflowStore.open(file).close();
+    const db = new DatabaseSync(file);
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+      LATEST_SCHEMA_VERSION + 1,
+      "from the future",
+      Date.now(),
+    );
+    db.close();
+    assert.throws(
+      () => SqliteWorkflowStore.open(file),
+      (error: unknown) =>
+        error instanceof SkeinError &&
+        error.code === "storage_schema_too_new" &&
+        error.message.includes(`schema version ${LATEST_SCHEMA_VERSION + 1}`),
+    );
+  });
+
+  test("one store per file: a second open is refused while the first holds it", async () => {
+    const file = await fresh();
+    const first = SqliteWorkflowStore.open(file);
+    assert.throws(
+      () => SqliteWorkflowStore.open(file),
+      (error: unknown) =>
+        error instanceof SkeinError &&
+        error.code === "storage_unavailable" &&
+        error.message.includes("in use by another process"),
+    );
+    await first.close();
+    await SqliteWorkflowStore.open(file).close();
+  });
+
+  test("a file that is not a database is refused: storage_unavailable", async () => {
+    const file = await fresh();
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(
+      file,
+      "this is not sqlite, just text that is long enough to matter ".repeat(20),
+    );
+    assert.throws(
+      () => SqliteWorkflowStore.open(file),
+      (error: unknown) => error instanceof SkeinError && error.code === "storage_unavailable",
+    );
+  });
+});
+
+describe("shards", () => {
+  test("shardOf is stable, in range and spreads keys", () => {
+    assert.equal(shardOf("ns/run-1", 16), shardOf("ns/run-1", 16));
+    const counts = new Array<number>(16).fill(0);
+    for (let i = 0; i < 1600; i++) {
+      const s = shardOf(`key-${i}`, 16);
+      assert.ok(s >= 0 && s < 16);
+      counts[s]!++;
+    }
+    assert.ok(Math.min(...counts) > 50, `uneven: ${counts}`);
+  });
+});
