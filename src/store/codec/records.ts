@@ -37,3 +37,6 @@ export interface BranchRecord {
   /** Previous heads, newest first, at most `kept_versions`; older ones are history rows. */
   readonly kept: readonly VersionRecord[];
 }
+
+/** Key of the store-wide version counter in the `counters` table. */
+export const VERSION_KEY = "next_version";

@@ -1,6 +1,6 @@
 /**
- * The only code that touches LMDB. One environment under `data_dir` holds five tables:
- * `nodes` (address → encoded tree node), `meta`, `collections` (name → record),
+ * The only code that touches LMDB. One environment under `data_dir` holds six tables:
+ * `nodes` (address → encoded tree node), `meta`, `counters` (the version counter), `collections` (name → record),
  * `branches` ([collection, branch] → branch record) and `history` ([collection, branch,
  * version] → version record, the heads that left a branch record's window). Writes go
  * through `commit`, one synchronous LMDB transaction (fsynced before it returns), so a
@@ -23,6 +23,7 @@ export class StoreDatabase implements NodeStore {
   readonly root: RootDatabase;
   readonly nodes: Database<Buffer, string>;
   readonly meta: Database<MetaRecord, string>;
+  readonly counters: Database<number, string>;
   readonly collections: Database<CollectionRecord, string>;
   readonly branches: Database<BranchRecord, BranchKey>;
   readonly history: Database<VersionRecord, HistoryKey>;
@@ -39,6 +40,7 @@ export class StoreDatabase implements NodeStore {
     });
     this.nodes = this.root.openDB<Buffer, string>({ name: "nodes", encoding: "binary" });
     this.meta = this.root.openDB<MetaRecord, string>({ name: "meta" });
+    this.counters = this.root.openDB<number, string>({ name: "counters" });
     this.collections = this.root.openDB<CollectionRecord, string>({ name: "collections" });
     this.branches = this.root.openDB<BranchRecord, BranchKey>({ name: "branches" });
     this.history = this.root.openDB<VersionRecord, HistoryKey>({ name: "history" });

@@ -20,29 +20,34 @@ export function getItem(reader: NodeReader, root: string | null, key: string): s
   return node.keys[i] === key ? node.items[i] : undefined;
 }
 
-/** Entries with keys > `after` (all when null), in key order, while `until` accepts them. */
+/** Entries with keys > `after` (>= when `inclusive`; all when null), in key order. */
 export function* scan(
   reader: NodeReader,
   root: string | null,
   after: string | null,
+  inclusive = false,
 ): Generator<[key: string, item: string]> {
   if (root === null) return;
-  yield* scanNode(reader, reader.load(root), after);
+  yield* scanNode(reader, reader.load(root), after, inclusive);
 }
 
 function* scanNode(
   reader: NodeReader,
   node: TreeNode,
   after: string | null,
+  inclusive: boolean,
 ): Generator<[string, string]> {
-  const start = after === null ? 0 : upperBound(node.keys, after);
+  // A child whose last key is below the bound holds nothing we want.
+  const start =
+    after === null ? 0 : inclusive ? lowerBound(node.keys, after) : upperBound(node.keys, after);
   if (node.level === 0) {
     for (let i = start; i < node.keys.length; i++) yield [node.keys[i]!, node.items[i]!];
     return;
   }
-  // Only the first child visited can hold keys <= after; later children start above it.
+  // Only the first child visited can hold keys below the bound; later ones start above it.
   for (let i = start; i < node.keys.length; i++) {
-    yield* scanNode(reader, reader.load(node.items[i]!), i === start ? after : null);
+    const bound = i === start ? after : null;
+    yield* scanNode(reader, reader.load(node.items[i]!), bound, inclusive);
   }
 }
 

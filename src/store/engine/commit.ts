@@ -1,0 +1,78 @@
+/**
+ * A commit: edits grouped by shard are applied to the branch head's shard trees, the new
+ * nodes, the new branch record, any head that leaves the `kept_versions` window (as a
+ * history row) and the version counter are written in one durable LMDB transaction, and
+ * only then is the receipt returned. A crash before the transaction commits leaves the old
+ * head; after it, the new one: an acknowledged commit is never lost.
+ */
+
+import type { BranchRecord, VersionRecord } from "../codec/records.ts";
+import { VERSION_KEY } from "../codec/records.ts";
+import { type Edit, TreeEditor } from "../tree/chunker.ts";
+import type { StoreContext } from "./context.ts";
+import { loadBranch } from "./versions.ts";
+
+export interface Receipt {
+  readonly version: number;
+  /** ISO 8601 time of the commit. */
+  readonly time: string;
+  readonly author: string;
+}
+
+export function receiptOf(version: VersionRecord): Receipt {
+  return {
+    version: version.version,
+    time: new Date(version.time).toISOString(),
+    author: version.author,
+  };
+}
+
+/** Groups edits by shard and sorts each group by key (last edit of a key wins). */
+export function byShard(ctx: StoreContext, edits: Iterable<Edit>): Map<number, Edit[]> {
+  const latest = new Map<string, Edit>();
+  for (const edit of edits) latest.set(edit[0], edit);
+  const groups = new Map<number, Edit[]>();
+  for (const edit of latest.values()) {
+    const shard = ctx.shardOf(edit[0]);
+    let group = groups.get(shard);
+    if (group === undefined) groups.set(shard, (group = []));
+    group.push(edit);
+  }
+  for (const group of groups.values())
+    group.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return groups;
+}
+
+export function commit(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  edits: Map<number, Edit[]>,
+  author: string,
+): Receipt {
+  const record = loadBranch(ctx, collection, branch);
+  const editors: TreeEditor[] = [];
+  const roots = record.head.roots.map((root, shard) => {
+    const group = edits.get(shard);
+    if (group === undefined || group.length === 0) return root;
+    const editor = new TreeEditor(ctx.readers[shard]!);
+    editors.push(editor);
+    return editor.apply(root, group);
+  });
+  const head: VersionRecord = { version: ctx.nextVersion, time: Date.now(), author, roots };
+  const window = [record.head, ...record.kept];
+  const leaving = window.splice(ctx.settings.keptVersions);
+  const next: BranchRecord = { ...record, head, kept: window };
+  const { db } = ctx;
+  db.commit(() => {
+    for (const editor of editors) {
+      for (const [hash, bytes] of editor.encodedNodes()) db.putNode(hash, bytes);
+    }
+    db.branches.putSync([collection, branch], next);
+    for (const old of leaving) db.history.putSync([collection, branch, old.version], old);
+    db.counters.putSync(VERSION_KEY, head.version + 1);
+  });
+  ctx.nextVersion = head.version + 1;
+  ctx.advancesSinceRelease++;
+  return receiptOf(head);
+}

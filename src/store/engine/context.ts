@@ -1,0 +1,71 @@
+/**
+ * What every engine operation shares: the LMDB tables, the resolved settings, the store's
+ * fixed shape (shard count, cache budget) and one node reader per shard. Operations are
+ * plain functions over a context; `Store` (store.ts) wires them into one object.
+ *
+ * Node caching: each shard has one byte-bounded LRU of decoded nodes, shared by the
+ * branches open on it (nodes are immutable and shared between versions, so one copy
+ * serves all). Its capacity is branch_cache_bytes_per_shard for each branch opened since
+ * start-up, capped by that shard's share of create.cache_bytes_total.
+ */
+
+import { nodeCodec } from "../codec/node-codec.ts";
+import type { MetaRecord } from "../codec/records.ts";
+import type { StoreDatabase } from "../lmdb/database.ts";
+import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
+import { NodeCache } from "../tree/node-cache.ts";
+import { NodeReader } from "../tree/node-store.ts";
+import type { EngineSettings } from "./options.ts";
+
+export class StoreContext {
+  readonly db: StoreDatabase;
+  readonly settings: EngineSettings;
+  readonly meta: MetaRecord;
+  readonly readers: readonly NodeReader[];
+  readonly #openBranches = new Set<string>();
+  /** The version the next commit receives; versions are store-wide and only increase. */
+  nextVersion: number;
+  /** Branch advances since the retention driver last ran. */
+  advancesSinceRelease = 0;
+
+  constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
+    this.db = db;
+    this.settings = settings;
+    this.meta = meta;
+    this.nextVersion = nextVersion;
+    const readers: NodeReader[] = [];
+    for (let s = 0; s < meta.shards; s++) {
+      readers.push(new NodeReader(db, nodeCodec, new NodeCache(this.#shardCapacity(1))));
+    }
+    this.readers = readers;
+  }
+
+  get shards(): number {
+    return this.meta.shards;
+  }
+
+  /** The shard of a key: a document's log entries (key NUL seq) follow the document. */
+  shardOf(key: string): number {
+    const cut = key.indexOf("\u0000");
+    const placed = cut < 0 ? key : key.slice(0, cut);
+    return stringHash32(placed, SHARD_SEED) % this.meta.shards;
+  }
+
+  /** Notes that a branch is in use, growing the shard caches by its share. */
+  touchBranch(collection: string, branch: string): void {
+    const id = `${collection}\u0000${branch}`;
+    if (this.#openBranches.has(id)) return;
+    this.#openBranches.add(id);
+    const capacity = this.#shardCapacity(this.#openBranches.size);
+    for (const reader of this.readers) reader.cache.resize(capacity);
+  }
+
+  #shardCapacity(openBranches: number): number {
+    const share = Math.floor(this.meta.cacheBytesTotal / this.meta.shards);
+    return Math.min(share, this.settings.branchCacheBytesPerShard * openBranches);
+  }
+}
+
+export function now(): number {
+  return Date.now();
+}

@@ -1,0 +1,48 @@
+/**
+ * history.list: a branch's retained versions newest first (the head, the previous heads in
+ * the branch record, then history rows), as receipts, paged by version.
+ */
+
+import type { VersionRecord } from "../codec/records.ts";
+import { type Receipt, receiptOf } from "./commit.ts";
+import type { StoreContext } from "./context.ts";
+import { type Page, pageOf } from "./paging.ts";
+import { loadBranch } from "./versions.ts";
+
+/** Retained versions of a branch, newest first, strictly below `before` when given. */
+export function* versionsOf(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  before?: number,
+): Generator<VersionRecord> {
+  const record = loadBranch(ctx, collection, branch);
+  for (const version of [record.head, ...record.kept]) {
+    if (before === undefined || version.version < before) yield version;
+  }
+  const oldestInRecord = [record.head, ...record.kept].at(-1)!.version;
+  const below = Math.min(before ?? Number.MAX_SAFE_INTEGER, oldestInRecord);
+  yield* ctx.db.history
+    .getRange({
+      start: [collection, branch, below],
+      end: [collection, branch, -1],
+      reverse: true,
+    })
+    .map(({ value }) => value)
+    .filter((v) => v.version < below);
+}
+
+export function listHistory(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  before: number | undefined,
+  limit: number,
+): Page<Receipt> {
+  const rows: Receipt[] = [];
+  for (const version of versionsOf(ctx, collection, branch, before)) {
+    rows.push(receiptOf(version));
+    if (rows.length > limit) break;
+  }
+  return pageOf(rows, limit, (r) => String(r.version));
+}
