@@ -5,7 +5,6 @@
  */
 
 import { Packr } from "msgpackr";
-import type { TreeNode } from "../tree/node.ts";
 import type { NodeCodec } from "../tree/node-store.ts";
 
 const packr = new Packr({ useRecords: false, variableMapSize: true });

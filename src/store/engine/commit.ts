@@ -34,9 +34,9 @@ export function byShard(ctx: StoreContext, edits: Iterable<Edit>): Map<number, E
   const groups = new Map<number, Edit[]>();
   for (const edit of latest.values()) {
     const shard = ctx.shardOf(edit[0]);
-    let group = groups.get(shard);
-    if (group === undefined) groups.set(shard, (group = []));
-    group.push(edit);
+    const group = groups.get(shard);
+    if (group === undefined) groups.set(shard, [edit]);
+    else group.push(edit);
   }
   for (const group of groups.values())
     group.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
