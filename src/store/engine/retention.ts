@@ -34,18 +34,20 @@ export function release(ctx: StoreContext, now = Date.now()): ReleaseResult {
   const cutoff = now - settings.keepDays! * DAY_MS;
   let considered = 0;
   const doomed: [string, string, number][] = [];
-  for (const { value: branch, key } of db.branches.getRange()) {
+  // Materialized: lmdb-js range iterators do not nest.
+  for (const { value: branch, key } of [...db.branches.getRange()]) {
     if (considered >= settings.releaseMaxRows) break;
     const [collection, name] = key;
-    const range = {
-      start: [collection, name, -1],
-      end: [collection, name, Number.MAX_SAFE_INTEGER],
-    };
-    const rows = db.history.getCount(range as never);
+    // A fresh options object per call: lmdb-js keeps state on the one it is given.
+    const range = () => ({
+      start: [collection, name, -1] as [string, string, number],
+      end: [collection, name, Number.MAX_SAFE_INTEGER] as [string, string, number],
+    });
+    const rows = db.history.getCount(range());
     if (rows === 0) continue;
     const inRecord = 1 + branch.kept.length;
     let index = 0;
-    for (const { value } of db.history.getRange(range as never)) {
+    for (const { value } of [...db.history.getRange(range())]) {
       if (considered >= settings.releaseMaxRows) break;
       considered++;
       // Rank from the head (0): newer rows and the record's versions come before it.
