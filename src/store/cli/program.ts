@@ -5,10 +5,12 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { callCommand } from "./call.ts";
+import { verbCommands } from "./verb-commands.ts";
 
 export const storeProgram: Program = {
   name: "skein-store",
   version: VERSION,
   summary: "a versioned document store for agents",
-  commands: [],
+  commands: [callCommand, ...verbCommands],
 };
