@@ -7,7 +7,7 @@
 import type { VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import { type Receipt, receiptOf } from "./commit.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
 import { resolveVersion } from "./versions.ts";
 
@@ -67,6 +67,7 @@ export function deleteBranch(ctx: StoreContext, collection: string, name: string
   if (name === "main") throw storeError("branch_protected");
   db.commit(() => {
     db.branches.removeSync([collection, name]);
+    ctx.branchRecords.delete(branchId(collection, name));
     for (const key of db.history.getKeys({
       start: [collection, name],
       end: [collection, name, Number.MAX_SAFE_INTEGER],

@@ -65,5 +65,6 @@ export function deleteCollection(ctx: StoreContext, name: string): void {
       db.history.removeSync(key);
     }
     db.collections.removeSync(name);
+    ctx.branchRecords.clear();
   });
 }

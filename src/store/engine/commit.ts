@@ -9,7 +9,7 @@
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
 import { VERSION_KEY } from "../codec/records.ts";
 import { type Edit, TreeEditor } from "../tree/chunker.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
 import { loadBranch } from "./versions.ts";
 
 export interface Receipt {
@@ -72,6 +72,7 @@ export function commit(
     for (const old of leaving) db.history.putSync([collection, branch, old.version], old);
     db.counters.putSync(VERSION_KEY, head.version + 1);
   });
+  ctx.branchRecords.set(branchId(collection, branch), next);
   ctx.nextVersion = head.version + 1;
   ctx.advancesSinceRelease++;
   return receiptOf(head);

@@ -10,7 +10,7 @@
  */
 
 import { nodeCodec } from "../codec/node-codec.ts";
-import type { MetaRecord } from "../codec/records.ts";
+import type { BranchRecord, MetaRecord } from "../codec/records.ts";
 import type { StoreDatabase } from "../lmdb/database.ts";
 import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
 import { NodeCache } from "../tree/node-cache.ts";
@@ -23,6 +23,11 @@ export class StoreContext {
   readonly meta: MetaRecord;
   readonly readers: readonly NodeReader[];
   readonly #openBranches = new Set<string>();
+  /**
+   * Branch records by collection and branch, read through from LMDB. This process is the
+   * store's only writer, so every write updates or drops the entry after it commits.
+   */
+  readonly branchRecords = new Map<string, BranchRecord>();
   /** The version the next commit receives; versions are store-wide and only increase. */
   nextVersion: number;
   /** Branch advances since the retention driver last ran. */
@@ -66,6 +71,6 @@ export class StoreContext {
   }
 }
 
-export function now(): number {
-  return Date.now();
+export function branchId(collection: string, branch: string): string {
+  return `${collection}\u0000${branch}`;
 }

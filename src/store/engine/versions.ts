@@ -6,9 +6,12 @@
 
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
 
 export function loadBranch(ctx: StoreContext, collection: string, branch: string): BranchRecord {
+  const id = branchId(collection, branch);
+  const cached = ctx.branchRecords.get(id);
+  if (cached !== undefined) return cached;
   const record = ctx.db.branches.get([collection, branch]);
   if (record === undefined) {
     if (ctx.db.collections.get(collection) === undefined) {
@@ -20,6 +23,7 @@ export function loadBranch(ctx: StoreContext, collection: string, branch: string
     );
   }
   ctx.touchBranch(collection, branch);
+  ctx.branchRecords.set(id, record);
   return record;
 }
 
