@@ -73,6 +73,8 @@ export function commit(
     db.counters.putSync(VERSION_KEY, head.version + 1);
   });
   ctx.branchRecords.set(branchId(collection, branch), next);
+  // New nodes are the likeliest to be read next; keep them decoded.
+  for (const editor of editors) editor.publish();
   ctx.nextVersion = head.version + 1;
   ctx.advancesSinceRelease++;
   return receiptOf(head);

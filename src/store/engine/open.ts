@@ -5,7 +5,8 @@
  * unknown format or a directory without a store is refused.
  */
 
-import { mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { type MetaRecord, STORE_FORMAT, VERSION_KEY } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import { StoreDatabase } from "../lmdb/database.ts";
@@ -46,6 +47,10 @@ export async function createStore(dir: string, create: StoreCreateOptions): Prom
 }
 
 export function openStore(options: StoreEngineOptions): Store {
+  // Checked before opening: LMDB would otherwise create an empty environment here.
+  if (!existsSync(join(options.dataDir, "data.mdb"))) {
+    throw storeError("store_missing", `${options.dataDir} holds no store; create it first`);
+  }
   const db = new StoreDatabase(options.dataDir);
   const meta = db.meta.get(META_KEY);
   if (meta === undefined) {

@@ -31,6 +31,11 @@ export class TreeEditor {
     return this.#encoded.entries();
   }
 
+  /** Moves the written nodes into the reader's cache, once they are persisted. */
+  publish(): void {
+    for (const node of this.written.values()) this.reader.cache.set(node);
+  }
+
   load(hash: string): TreeNode {
     return this.reader.load(hash, this.written);
   }

@@ -1,15 +1,23 @@
 /**
- * An LRU cache of decoded nodes bounded in bytes (the nodes' encoded sizes). A Map keeps
- * insertion order, so a hit is re-inserted at the young end and eviction takes from the old
- * end. The capacity can change at run time (the engine grows it as branches open).
+ * An LRU-approximating cache of decoded nodes bounded in bytes (the nodes' encoded sizes).
+ * It is a CLOCK ("second chance") cache: a hit only sets a flag; eviction walks from the
+ * oldest insertion, giving a flagged entry another round (moved to the young end, flag
+ * cleared) and evicting the first unflagged one. Moving entries only at eviction keeps hits
+ * to one Map lookup, which matters: a read touches one node per tree level. The capacity
+ * can change at run time (the engine grows it as branches open).
  */
 
 import type { TreeNode } from "./node.ts";
 
+interface Entry {
+  readonly node: TreeNode;
+  used: boolean;
+}
+
 export class NodeCache {
   #capacity: number;
   #bytes = 0;
-  readonly #nodes = new Map<string, TreeNode>();
+  readonly #entries = new Map<string, Entry>();
 
   constructor(capacityBytes: number) {
     this.#capacity = capacityBytes;
@@ -23,23 +31,25 @@ export class NodeCache {
     return this.#capacity;
   }
 
+  get size(): number {
+    return this.#entries.size;
+  }
+
   get(hash: string): TreeNode | undefined {
-    const node = this.#nodes.get(hash);
-    if (node !== undefined) {
-      this.#nodes.delete(hash);
-      this.#nodes.set(hash, node);
-    }
-    return node;
+    const entry = this.#entries.get(hash);
+    if (entry === undefined) return undefined;
+    entry.used = true;
+    return entry.node;
   }
 
   set(node: TreeNode): void {
     if (node.size > this.#capacity) return;
-    const old = this.#nodes.get(node.hash);
+    const old = this.#entries.get(node.hash);
     if (old !== undefined) {
-      this.#nodes.delete(node.hash);
-      this.#bytes -= old.size;
+      old.used = true;
+      return;
     }
-    this.#nodes.set(node.hash, node);
+    this.#entries.set(node.hash, { node, used: false });
     this.#bytes += node.size;
     this.#evict();
   }
@@ -50,12 +60,19 @@ export class NodeCache {
   }
 
   #evict(): void {
+    // Each entry gets at most one second chance per pass, so this ends.
+    let chances = this.#entries.size;
     while (this.#bytes > this.#capacity) {
-      const oldest = this.#nodes.keys().next();
+      const oldest = this.#entries.entries().next();
       if (oldest.done) break;
-      const node = this.#nodes.get(oldest.value)!;
-      this.#nodes.delete(oldest.value);
-      this.#bytes -= node.size;
+      const [hash, entry] = oldest.value;
+      this.#entries.delete(hash);
+      if (entry.used && chances-- > 0) {
+        entry.used = false;
+        this.#entries.set(hash, entry);
+        continue;
+      }
+      this.#bytes -= entry.node.size;
     }
   }
 }
