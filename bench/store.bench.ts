@@ -234,5 +234,42 @@ for (const size of SIZES) {
   });
 }
 
+cases.push({
+  name: "retention release (20,000 records, 40 rewrites of 1000)",
+  async run() {
+    const dir = join(root, "retention");
+    await createStore(dir, { shards: 4, cacheBytesTotal: 256 << 20, executorThreads: 2 });
+    const store = openStore({
+      dataDir: dir,
+      branchCacheBytesPerShard: 64 << 20,
+      maxPage: 1000,
+      ...ENGINE_DEFAULTS,
+      keptVersions: 4,
+      retention: { releaseMaxRows: 1024, releaseBatch: 1_000_000, keep: { versions: 4, days: 0 } },
+    });
+    store.createCollection("bench");
+    load(store, main, 0, 20_000);
+    for (let round = 0; round < 40; round++) {
+      const records = [];
+      for (let i = 0; i < 1000; i++)
+        records.push({ key: key((round * 1000 + i) % 20_000), value: record(i, `r${round}`) });
+      store.put(main, records);
+    }
+    const before = store.stats();
+    const t = performance.now();
+    const result = store.release(Date.now() + 1000);
+    const ms = performance.now() - t;
+    const after = store.stats();
+    await store.close();
+    return {
+      released_versions: result.released,
+      nodes_freed: result.sweep?.nodes_freed ?? 0,
+      node_mb_before: Number((before.node_bytes / 2 ** 20).toFixed(2)),
+      node_mb_after: Number((after.node_bytes / 2 ** 20).toFixed(2)),
+      release_ms: Number(ms.toFixed(1)),
+    };
+  },
+});
+
 await runBench("store", cases);
 await big!.close();

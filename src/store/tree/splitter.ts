@@ -10,7 +10,7 @@
 
 import { BOUNDARY_SEED, stringHash32 } from "./hash.ts";
 
-export const TARGET_NODE_BYTES = 4096;
+export const TARGET_NODE_BYTES = 8192;
 /** Per-entry overhead in the encoding, counted so tiny entries still cut chunks. */
 const ENTRY_OVERHEAD = 4;
 const SPACE = 2 ** 32;

@@ -8,7 +8,6 @@ describe("changes.list on a large branch respects changes_node_budget", async ()
   const served = await servedStore({}, { changesNodeBudget: budget, changesMaxPage: 1000 });
   const client = await served.connect();
   await client.call("collections.create", { collection: "big" });
-  const empty = (await client.get("big", "none")).version;
   for (let batch = 0; batch < 20; batch++) {
     const records = [];
     for (let i = 0; i < 1000; i++) {
@@ -43,8 +42,13 @@ describe("changes.list on a large branch respects changes_node_budget", async ()
   });
 
   test("a diff needing more than the budget in one shard is refused with changes_node_budget", async () => {
+    // 400 changes spread over the whole branch touch about 100 leaves per shard.
+    const records = [];
+    for (let i = 0; i < 400; i++)
+      records.push({ key: `doc-${String(i * 50).padStart(6, "0")}`, value: "spread" });
+    await client.put("big", records);
     await assert.rejects(
-      client.call("changes.list", { collection: "big", from: empty, limit: 1000 }),
+      client.call("changes.list", { collection: "big", from: base, limit: 1000 }),
       (error: unknown) => error instanceof SkeinError && error.code === "changes_node_budget",
     );
   });

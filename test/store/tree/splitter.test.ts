@@ -33,7 +33,7 @@ describe("splitter", () => {
     const root = apply(null, edits);
     let nodes = 0;
     walk(reader, root, () => nodes++);
-    assert.equal(root, "a8e29bf99c5039c1cce85557fe4254deefdc2e16");
+    assert.equal(root, "aeaebae2e3fc8236f17c9d8ec82d8bcadbda4a37");
     assert.ok(nodes > 10);
   });
 });
