@@ -45,11 +45,12 @@ export function listCollections(
   limit: number,
 ): Page<CollectionInfo> {
   const rows: CollectionInfo[] = [];
-  for (const { value } of ctx.db.collections.getRange({ start: after ?? "", limit: limit + 1 })) {
+  // One extra row tells whether a next page exists; one more covers `after` itself.
+  for (const { value } of ctx.db.collections.getRange({ start: after ?? "", limit: limit + 2 })) {
     if (after !== undefined && value.name <= after) continue;
     rows.push({ name: value.name, created_at: value.createdAt });
   }
-  return pageOf(rows, limit, (c) => c.name);
+  return pageOf(rows.slice(0, limit + 1), limit, (c) => c.name);
 }
 
 export function deleteCollection(ctx: StoreContext, name: string): void {

@@ -124,3 +124,35 @@ describe("store engine", async () => {
     assert.ok(next.version > last.version);
   });
 });
+
+describe("paging collections and branches", async () => {
+  const { store } = await freshStore();
+  for (const name of ["a", "b", "c", "d", "e"]) store.createCollection(name);
+  for (const name of ["x", "y", "z"]) store.createBranch("a", name);
+
+  test("pages of 2 walk every collection once, with a cursor to continue", () => {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = store.listCollections(after, 2);
+      seen.push(...page.rows.map((r) => r.name));
+      if (page.next === null) break;
+      after = page.next;
+    }
+    assert.deepEqual(seen, ["a", "b", "c", "d", "e"]);
+  });
+
+  test("pages of 3 walk every branch once", () => {
+    const first = store.listBranches("a", undefined, 3);
+    assert.deepEqual(
+      first.rows.map((b) => b.name),
+      ["main", "x", "y"],
+    );
+    const second = store.listBranches("a", first.next!, 3);
+    assert.deepEqual(
+      second.rows.map((b) => b.name),
+      ["z"],
+    );
+    assert.equal(second.next, null);
+  });
+});

@@ -140,3 +140,15 @@ describe("connection rules", async () => {
     await client.close();
   });
 });
+
+describe("connection loss", async () => {
+  test("calls in flight when the server goes away fail with connection_closed", async () => {
+    const served = await servedStore();
+    const client = await served.connect();
+    await served.server.close();
+    await assert.rejects(
+      client.call("collections.list"),
+      (e: unknown) => e instanceof SkeinError && e.code === "connection_closed",
+    );
+  });
+});
