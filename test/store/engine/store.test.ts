@@ -156,3 +156,23 @@ describe("paging collections and branches", async () => {
     assert.equal(second.next, null);
   });
 });
+
+describe("lowering kept_versions", async () => {
+  const { store: first, reopen } = await freshStore({ keptVersions: 6 });
+  first.createCollection("c");
+  const where = { collection: "c", branch: "main" };
+  const versions: number[] = [];
+  for (let i = 0; i < 10; i++) versions.push(first.put(where, [{ key: "k", value: i }]).version);
+
+  test("moves heads out of the window at the next commit and deletes no history row", async () => {
+    const store = await reopen({ keptVersions: 2 });
+    versions.push(store.put(where, [{ key: "k", value: 10 }]).version);
+    const record = store.ctx.db.branches.get(["c", "main"])!;
+    assert.equal(record.kept.length, 2);
+    for (const [i, version] of versions.entries()) {
+      assert.equal(store.get({ ...where, version }, "k").value, i);
+    }
+    const all = store.history("c", "main", undefined, 100).rows.map((r) => r.version);
+    assert.deepEqual(all.slice(0, versions.length), [...versions].reverse());
+  });
+});
