@@ -163,12 +163,32 @@ const cases: BenchCase[] = [
       for (let i = 0; i < inFlight; i++) pending.push(client.get("bench", key((i * 31) % N)));
       await Promise.all(pending);
       const pipelined = Math.round(inFlight / seconds(start));
+      // Single-record puts from 8 concurrent writers: group commit shares each fsync.
+      const writers = await Promise.all(
+        Array.from({ length: 3 }, () => StoreClient.connect(socketPath)),
+      );
+      writers.push(client);
+      let commits = 0;
+      const putStart = performance.now();
+      await Promise.all(
+        writers.flatMap((w) =>
+          [0, 1].map(async (lane) => {
+            for (let i = 0; i < 250; i++) {
+              await w.put("bench", [{ key: key((i * 7 + lane) % N), value: record(i, "socket") }]);
+              commits++;
+            }
+          }),
+        ),
+      );
+      const socketCommits = Math.round(commits / seconds(putStart));
+      for (const w of writers.slice(0, 3)) await w.close();
       await client.close();
       await server.close();
       return {
         get_p50_us: Math.round(percentile(latencies, 50)),
         get_p99_us: Math.round(percentile(latencies, 99)),
         pipelined_gets_per_s: pipelined,
+        socket_commits_per_s_8_writers: socketCommits,
       };
     },
   },

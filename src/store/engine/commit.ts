@@ -3,7 +3,9 @@
  * nodes, the new branch record, any head that leaves the `kept_versions` window (as a
  * history row) and the version counter are written in one durable LMDB transaction, and
  * only then is the receipt returned. A crash before the transaction commits leaves the old
- * head; after it, the new one: an acknowledged commit is never lost.
+ * head; after it, the new one: an acknowledged commit is never lost. Inside a commit group
+ * (group.ts) the write is deferred to the group's one transaction, and the caller holds
+ * the receipt until that transaction commits.
  */
 
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
@@ -55,7 +57,7 @@ export function commit(
   const roots = record.head.roots.map((root, shard) => {
     const group = edits.get(shard);
     if (group === undefined || group.length === 0) return root;
-    const editor = new TreeEditor(ctx.readers[shard]!);
+    const editor = new TreeEditor(ctx.readers[shard]!, shard);
     editors.push(editor);
     return editor.apply(root, group);
   });
@@ -64,17 +66,29 @@ export function commit(
   const leaving = window.splice(ctx.settings.keptVersions);
   const next: BranchRecord = { ...record, head, kept: window };
   const { db } = ctx;
-  db.commit(() => {
+  const write = () => {
     for (const editor of editors) {
       for (const [hash, bytes] of editor.encodedNodes()) db.putNode(hash, bytes);
     }
     db.branches.putSync([collection, branch], next);
     for (const old of leaving) db.history.putSync([collection, branch, old.version], old);
     db.counters.putSync(VERSION_KEY, head.version + 1);
-  });
+  };
+  const group = ctx.group;
+  if (group === null) {
+    db.commit(write);
+    // New nodes are the likeliest to be read next; keep them decoded.
+    for (const editor of editors) editor.publish();
+  } else {
+    group.actions.push(write);
+    for (const editor of editors) {
+      for (const node of editor.written.values()) {
+        group.nodes.set(node.hash, node);
+        group.byShard.push([editor.shard, node]);
+      }
+    }
+  }
   ctx.branchRecords.set(branchId(collection, branch), next);
-  // New nodes are the likeliest to be read next; keep them decoded.
-  for (const editor of editors) editor.publish();
   ctx.nextVersion = head.version + 1;
   ctx.advancesSinceRelease++;
   return receiptOf(head);

@@ -13,6 +13,7 @@ import { nodeCodec } from "../codec/node-codec.ts";
 import type { BranchRecord, MetaRecord } from "../codec/records.ts";
 import type { StoreDatabase } from "../lmdb/database.ts";
 import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
+import type { TreeNode } from "../tree/node.ts";
 import { NodeCache } from "../tree/node-cache.ts";
 import { NodeReader } from "../tree/node-store.ts";
 import type { EngineSettings } from "./options.ts";
@@ -32,6 +33,10 @@ export class StoreContext {
   nextVersion: number;
   /** Branch advances since the retention driver last ran. */
   advancesSinceRelease = 0;
+  /** The open commit group (see group.ts), or null: commits then write at once. */
+  group: CommitGroup | null = null;
+  /** Set when a flush of the open group failed. */
+  groupBroken = false;
 
   constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
     this.db = db;
@@ -69,6 +74,13 @@ export class StoreContext {
     const share = Math.floor(this.meta.cacheBytesTotal / this.meta.shards);
     return Math.min(share, this.settings.branchCacheBytesPerShard * openBranches);
   }
+}
+
+/** Commits made in a group and not yet written: their write actions and new nodes. */
+export interface CommitGroup {
+  readonly actions: (() => void)[];
+  readonly nodes: Map<string, TreeNode>;
+  readonly byShard: [shard: number, node: TreeNode][];
 }
 
 export function branchId(collection: string, branch: string): string {

@@ -7,6 +7,7 @@
  */
 
 import type { StoreContext } from "./context.ts";
+import { flushGroup } from "./group.ts";
 
 export interface SweepResult {
   readonly nodes_freed: number;
@@ -15,6 +16,8 @@ export interface SweepResult {
 }
 
 export function sweepNodes(ctx: StoreContext): SweepResult {
+  // Marking reads branch records and history rows from LMDB: deferred commits go first.
+  flushGroup(ctx);
   const { db } = ctx;
   const marked = new Set<string>();
   const reader = ctx.readers[0]!;

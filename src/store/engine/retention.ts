@@ -12,6 +12,7 @@
 
 import type { StoreContext } from "./context.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
+import { flushGroup } from "./group.ts";
 
 export interface ReleaseResult {
   readonly considered: number;
@@ -24,6 +25,7 @@ export interface ReleaseResult {
 const DAY_MS = 86_400_000;
 
 export function release(ctx: StoreContext, now = Date.now()): ReleaseResult {
+  flushGroup(ctx);
   ctx.advancesSinceRelease = 0;
   const { settings, db } = ctx;
   const unset: string[] = [];

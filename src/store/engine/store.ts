@@ -24,6 +24,7 @@ import {
   type Where,
 } from "./documents.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
+import { beginGroup, endGroup, flushGroup } from "./group.ts";
 import { listHistory } from "./history.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
@@ -47,25 +48,45 @@ export class Store {
     return asked;
   }
 
+  /** Writes deferred commits first: every operation but put/delete/append_prune reads or
+   * writes LMDB tables directly and must see them. */
+  #settle(): void {
+    flushGroup(this.ctx);
+  }
+
+  /** Opens a commit group (see group.ts): puts, deletes and appends defer their writes. */
+  beginGroup(): void {
+    beginGroup(this.ctx);
+  }
+
+  /** Writes and closes the group; false when a write failed (answer the group with errors). */
+  endGroup(): boolean {
+    return endGroup(this.ctx);
+  }
+
   #advanced<T>(value: T): T {
     maybeRelease(this.ctx);
     return value;
   }
 
   listCollections(after?: string, limit?: number): Page<CollectionInfo> {
+    this.#settle();
     return listCollections(this.ctx, after, this.#page(limit));
   }
 
   createCollection(name: string, author = "local"): { collection: string; receipt: Receipt } {
+    this.#settle();
     return createCollection(this.ctx, name, author);
   }
 
   deleteCollection(name: string): SweepResult {
+    this.#settle();
     deleteCollection(this.ctx, name);
     return sweepNodes(this.ctx);
   }
 
   listBranches(collection: string, after?: string, limit?: number): Page<BranchInfo> {
+    this.#settle();
     return listBranches(this.ctx, collection, after, this.#page(limit));
   }
 
@@ -74,15 +95,18 @@ export class Store {
     name: string,
     from: { branch: string; version?: number | undefined } = { branch: "main" },
   ): BranchInfo {
+    this.#settle();
     return createBranch(this.ctx, collection, name, { branch: from.branch, version: from.version });
   }
 
   deleteBranch(collection: string, name: string): SweepResult {
+    this.#settle();
     deleteBranch(this.ctx, collection, name);
     return sweepNodes(this.ctx);
   }
 
   get(where: Where, key: string): { found: boolean; value?: unknown; version: number } {
+    this.#settle();
     return getDocument(this.ctx, where, key);
   }
 
@@ -102,6 +126,7 @@ export class Store {
       limit?: number | undefined;
     } = {},
   ): Page<Record> & { version: number } {
+    this.#settle();
     return listDocuments(this.ctx, where, {
       after: options.after,
       prefix: options.prefix,
@@ -120,19 +145,23 @@ export class Store {
   }
 
   history(collection: string, branch: string, before?: number, limit?: number): Page<Receipt> {
+    this.#settle();
     return listHistory(this.ctx, collection, branch, before, this.#page(limit));
   }
 
   changes(request: Omit<ChangesRequest, "limit"> & { limit?: number | undefined }) {
+    this.#settle();
     const limit = request.limit ?? Math.min(100, this.ctx.settings.changesMaxPage);
     return listChanges(this.ctx, { ...request, limit });
   }
 
   release(now?: number): ReleaseResult {
+    this.#settle();
     return release(this.ctx, now);
   }
 
   stats(): { shards: number; next_version: number; node_entries: number; node_bytes: number } {
+    this.#settle();
     const nodes = this.ctx.db.nodeBytes();
     return {
       shards: this.ctx.shards,
@@ -143,6 +172,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    this.#settle();
     if (this.#closed) return;
     this.#closed = true;
     await this.ctx.db.close();

@@ -10,6 +10,10 @@
  * timeout_ms: a frame begun and not finished in time closes the connection with `timeout`.
  * A frame above max_frame closes the connection with `frame_too_large`; an answer above it
  * is replaced by a `frame_too_large` refusal of that request.
+ *
+ * Requests from every connection join one queue, run in arrival order on the next turn
+ * of the event loop inside a commit group: consecutive writes share one LMDB transaction
+ * (one fsync), and every answer of the turn is sent once that transaction has committed.
  */
 
 import { createServer, type Server, type Socket } from "node:net";
@@ -52,6 +56,32 @@ export async function startStoreServer(
   const maxClients = Number(options.maxClients);
   const timeoutMs = Number(options.timeoutMs > 2_147_483_647 ? 2_147_483_647 : options.timeoutMs);
   const sockets = new Set<Socket>();
+  const queue: Queued[] = [];
+  let scheduled = false;
+  const drain = () => {
+    scheduled = false;
+    const items = queue.splice(0);
+    const answers: Response[] = [];
+    store.beginGroup();
+    for (const item of items) answers.push(answer(store, item));
+    if (!store.endGroup()) {
+      const failed = storeError(
+        "internal_error",
+        "the store could not write; nothing was committed",
+      );
+      for (let i = 0; i < answers.length; i++) {
+        answers[i] = { id: answers[i]!.id, ok: false, error: failed.toJSON() };
+      }
+    }
+    for (let i = 0; i < items.length; i++) items[i]!.send(answers[i]!);
+  };
+  const enqueue = (item: Queued) => {
+    queue.push(item);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(drain);
+    }
+  };
   const everyone = new Set<Socket>();
   const server: Server = createServer((socket) => {
     everyone.add(socket);
@@ -68,7 +98,7 @@ export async function startStoreServer(
     }
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
-    serveConnection(socket, store, { maxFrame, timeoutMs });
+    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -88,6 +118,29 @@ export async function startStoreServer(
   };
 }
 
+interface Queued {
+  readonly request: Request;
+  readonly session: Session;
+  readonly send: (response: Response) => void;
+}
+
+function answer(store: Store, item: Queued): Response {
+  const { request, session } = item;
+  try {
+    return {
+      id: request.id,
+      ok: true,
+      result: runVerb(store, request.verb, request.args, session),
+    };
+  } catch (error) {
+    // An uncoded error is a defect, not a refusal; the caller still gets an answer.
+    const shape = isCodedError(error)
+      ? error
+      : storeError("internal_error", error instanceof Error ? error.message : String(error));
+    return { id: request.id, ok: false, error: { code: shape.code, message: shape.message } };
+  }
+}
+
 function refusalFrame(id: number, error: ErrorShape): Buffer {
   return encodeFrame({ id, ok: false, error: { code: error.code, message: error.message } });
 }
@@ -96,6 +149,7 @@ function serveConnection(
   socket: Socket,
   store: Store,
   limits: { maxFrame: number; timeoutMs: number },
+  enqueue: (item: Queued) => void,
 ): void {
   const reader = new FrameReader(limits.maxFrame);
   let session: Session | undefined;
@@ -123,6 +177,7 @@ function serveConnection(
   arm();
 
   const send = (response: Response) => {
+    if (socket.destroyed || socket.writableEnded) return;
     let frame = encodeFrame(response);
     if (frame.length - 4 > frameLimit) {
       frame = refusalFrame(
@@ -168,19 +223,7 @@ function serveConnection(
       }
       return;
     }
-    try {
-      send({
-        id: request.id,
-        ok: true,
-        result: runVerb(store, request.verb, request.args, session),
-      });
-    } catch (error) {
-      // An uncoded error is a defect, not a refusal; the caller still gets an answer.
-      const shape = isCodedError(error)
-        ? error
-        : storeError("internal_error", error instanceof Error ? error.message : String(error));
-      send({ id: request.id, ok: false, error: { code: shape.code, message: shape.message } });
-    }
+    enqueue({ request, session, send });
   };
 
   socket.on("data", (chunk: Buffer) => {

@@ -18,12 +18,15 @@ export type Edit = readonly [key: string, item: string | undefined];
 
 export class TreeEditor {
   readonly reader: NodeReader;
+  /** The shard this tree belongs to (the caller's label; the tree layer ignores it). */
+  readonly shard: number;
   /** Nodes created by this editor, by address, not yet persisted. */
   readonly written = new Map<string, TreeNode>();
   readonly #encoded = new Map<string, Uint8Array>();
 
-  constructor(reader: NodeReader) {
+  constructor(reader: NodeReader, shard = 0) {
     this.reader = reader;
+    this.shard = shard;
   }
 
   /** Encoded bytes of every node written, for the caller's write transaction. */

@@ -30,6 +30,8 @@ export class NodeReader {
   readonly store: NodeStore;
   readonly codec: NodeCodec;
   readonly cache: NodeCache;
+  /** Nodes written but not yet persisted (a commit group's), readable before the cache. */
+  pending: ReadonlyMap<string, TreeNode> | undefined;
 
   constructor(store: NodeStore, codec: NodeCodec, cache: NodeCache) {
     this.store = store;
@@ -38,7 +40,7 @@ export class NodeReader {
   }
 
   load(hash: string, pending?: ReadonlyMap<string, TreeNode>): TreeNode {
-    const fresh = pending?.get(hash);
+    const fresh = pending?.get(hash) ?? this.pending?.get(hash);
     if (fresh !== undefined) return fresh;
     const cached = this.cache.get(hash);
     if (cached !== undefined) return cached;
