@@ -12,7 +12,7 @@ describe("commit groups", async () => {
     const store = first;
     const before = store.ctx.db.branches.get(["g", "main"])!.head.version;
     store.beginGroup();
-    const receipts = [];
+    const receipts: { version: number }[] = [];
     for (let i = 0; i < 5; i++) {
       receipts.push(store.put(main, [{ key: `k${i}`, value: i }]));
       // A later commit in the group builds on nodes the earlier ones have not written yet.
