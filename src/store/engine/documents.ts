@@ -11,7 +11,7 @@ import type { StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
 import { resolveVersion } from "./versions.ts";
 
-export interface Record {
+export interface DocumentRecord {
   readonly key: string;
   readonly value: unknown;
 }
@@ -37,7 +37,7 @@ export function getDocument(
 export function putDocuments(
   ctx: StoreContext,
   where: Where,
-  records: readonly Record[],
+  records: readonly DocumentRecord[],
   author: string,
 ): Receipt {
   const edits: Edit[] = records.map((r) => [r.key, JSON.stringify(r.value)]);
@@ -59,7 +59,7 @@ export function listDocuments(
   ctx: StoreContext,
   where: Where,
   options: { after: string | undefined; prefix: string | undefined; limit: number },
-): Page<Record> & { version: number } {
+): Page<DocumentRecord> & { version: number } {
   const version = resolveVersion(ctx, where.collection, where.branch, where.version);
   const prefix = options.prefix ?? "";
   // With a prefix, start at the prefix itself unless the cursor is already past it.
@@ -71,7 +71,7 @@ export function listDocuments(
     const first = it.next();
     if (!first.done) heads.push({ key: first.value[0], item: first.value[1], it });
   }
-  const rows: Record[] = [];
+  const rows: DocumentRecord[] = [];
   while (rows.length <= options.limit && heads.length > 0) {
     let min = 0;
     for (let i = 1; i < heads.length; i++) if (heads[i]!.key < heads[min]!.key) min = i;

@@ -6,7 +6,7 @@
 import type { VersionRecord } from "../codec/records.ts";
 import { type Receipt, receiptOf } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
-import { type Page, pageOf } from "./paging.ts";
+import { pageOf } from "./paging.ts";
 import { loadBranch } from "./versions.ts";
 
 /** Retained versions of a branch, newest first, strictly below `before` when given. */
@@ -38,11 +38,18 @@ export function listHistory(
   branch: string,
   before: number | undefined,
   limit: number,
-): Page<Receipt> {
+): HistoryPage {
   const rows: Receipt[] = [];
   for (const version of versionsOf(ctx, collection, branch, before)) {
     rows.push(receiptOf(version));
     if (rows.length > limit) break;
   }
-  return pageOf(rows, limit, (r) => String(r.version));
+  const page = pageOf(rows, limit, (r) => String(r.version));
+  return { rows: page.rows, next: page.next === null ? null : Number(page.next) };
+}
+
+/** A page of receipts; `next` is the version to pass as `before` for the next page. */
+export interface HistoryPage {
+  readonly rows: Receipt[];
+  readonly next: number | null;
 }

@@ -16,16 +16,16 @@ import {
 import type { Receipt } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import {
+  type DocumentRecord,
   deleteDocuments,
   getDocument,
   listDocuments,
   putDocuments,
-  type Record,
   type Where,
 } from "./documents.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
 import { beginGroup, endGroup, flushGroup } from "./group.ts";
-import { listHistory } from "./history.ts";
+import { type HistoryPage, listHistory } from "./history.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
 
@@ -110,7 +110,7 @@ export class Store {
     return getDocument(this.ctx, where, key);
   }
 
-  put(where: Where, records: readonly Record[], author = "local"): Receipt {
+  put(where: Where, records: readonly DocumentRecord[], author = "local"): Receipt {
     return this.#advanced(putDocuments(this.ctx, where, records, author));
   }
 
@@ -125,7 +125,7 @@ export class Store {
       prefix?: string | undefined;
       limit?: number | undefined;
     } = {},
-  ): Page<Record> & { version: number } {
+  ): Page<DocumentRecord> & { version: number } {
     this.#settle();
     return listDocuments(this.ctx, where, {
       after: options.after,
@@ -144,7 +144,7 @@ export class Store {
     return this.#advanced(appendPrune(this.ctx, where, key, records, keep, author));
   }
 
-  history(collection: string, branch: string, before?: number, limit?: number): Page<Receipt> {
+  history(collection: string, branch: string, before?: number, limit?: number): HistoryPage {
     this.#settle();
     return listHistory(this.ctx, collection, branch, before, this.#page(limit));
   }

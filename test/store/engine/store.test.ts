@@ -82,7 +82,7 @@ describe("store engine", async () => {
         .reverse()
         .map((r) => r.version),
     );
-    const rest = store.history("notes", "main", Number(history.next), 100);
+    const rest = store.history("notes", "main", history.next!, 100);
     assert.equal(rest.rows[0]!.version, receipts[2]!.version);
   });
 
