@@ -60,6 +60,29 @@ describe("tree editing", () => {
     }
   });
 
+  test("values of every size, including above a node's target, keep history independence", () => {
+    const random = rng(11);
+    const sized = (n: number) => "s".repeat(Math.floor(random() * n));
+    const model = new Map<string, string>();
+    let root: string | null = null;
+    for (let round = 0; round < 15; round++) {
+      const edits = new Map<string, string | undefined>();
+      for (let e = 0; e < 80; e++) {
+        const k = key(Math.floor(random() * 400));
+        const r = random();
+        edits.set(k, r < 0.25 ? undefined : sized(r < 0.3 ? 20000 : 400));
+      }
+      root = apply(root, [...edits]);
+      for (const [k, v] of edits) {
+        if (v === undefined) model.delete(k);
+        else model.set(k, v);
+      }
+      const sorted = [...model].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+      assert.deepEqual(entries(root), sorted);
+      assert.equal(root, apply(null, sorted), `round ${round}`);
+    }
+  });
+
   test("deleting every key empties the tree", () => {
     const root = build(500);
     const edits: Edit[] = [];
