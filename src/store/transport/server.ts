@@ -156,6 +156,7 @@ function serveConnection(
   let frameLimit = limits.maxFrame;
   let timer: NodeJS.Timeout | undefined;
   let armed = false;
+  let drainTimer: NodeJS.Timeout | undefined;
 
   const fail = (error: ErrorShape) => {
     clearTimeout(timer);
@@ -188,7 +189,15 @@ function serveConnection(
         ),
       );
     }
-    socket.write(frame);
+    // An answer the peer does not read within timeout_ms ends the connection, so a client
+    // that stops reading cannot make the server buffer without bound.
+    if (!socket.write(frame) && drainTimer === undefined) {
+      drainTimer = setTimeout(() => socket.destroy(), limits.timeoutMs);
+      socket.once("drain", () => {
+        clearTimeout(drainTimer);
+        drainTimer = undefined;
+      });
+    }
   };
 
   const handle = (payload: Buffer) => {
@@ -246,5 +255,8 @@ function serveConnection(
     } else if (!armed) arm();
   });
   socket.on("error", () => socket.destroy());
-  socket.on("close", () => clearTimeout(timer));
+  socket.on("close", () => {
+    clearTimeout(timer);
+    clearTimeout(drainTimer);
+  });
 }

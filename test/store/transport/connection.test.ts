@@ -11,10 +11,14 @@ async function raw(path: string) {
   await new Promise((resolve) => socket.once("connect", resolve));
   const reader = new FrameReader(1 << 30);
   const frames: unknown[] = [];
+  let count = 0;
   const waiters: (() => void)[] = [];
   socket.on("data", (chunk: Buffer) => {
     for (const e of reader.push(chunk))
-      if (e.kind === "frame") frames.push(decodePayload(e.payload));
+      if (e.kind === "frame") {
+        count++;
+        frames.push(decodePayload(e.payload));
+      }
     for (const w of waiters.splice(0)) w();
   });
   const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
@@ -22,6 +26,7 @@ async function raw(path: string) {
   return {
     socket,
     closed,
+    received: () => count,
     async next(): Promise<unknown> {
       while (frames.length === 0) await new Promise<void>((r) => waiters.push(r));
       return frames.shift();
@@ -150,5 +155,33 @@ describe("connection loss", async () => {
       client.call("collections.list"),
       (e: unknown) => e instanceof SkeinError && e.code === "connection_closed",
     );
+  });
+});
+
+describe("a client that stops reading", async () => {
+  test("is disconnected once its answers wait longer than timeout_ms", {
+    timeout: 20_000,
+  }, async () => {
+    const served = await servedStore({ timeoutMs: 300 });
+    const writer = await served.connect();
+    await writer.call("collections.create", { collection: "fat" });
+    const records = [];
+    for (let i = 0; i < 100; i++) records.push({ key: `k${i}`, value: "f".repeat(1000) });
+    await writer.put("fat", records);
+    const r = await raw(served.socketPath);
+    r.socket.write(encodeFrame({ id: 1, verb: "hello", args: { max_frame: 1 << 20 } }));
+    await r.next();
+    // Stop reading, then ask for far more than the socket buffers hold.
+    r.socket.pause();
+    for (let i = 0; i < 200; i++) {
+      r.socket.write(
+        encodeFrame({ id: 2 + i, verb: "document.list", args: { collection: "fat" } }),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    // Reading again drains what was sent before the server gave up, then the close.
+    r.socket.resume();
+    await r.closed;
+    assert.ok(r.received() < 201, `${r.received()} frames arrived`);
   });
 });
