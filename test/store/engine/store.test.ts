@@ -176,3 +176,44 @@ describe("lowering kept_versions", async () => {
     assert.deepEqual(all.slice(0, versions.length), [...versions].reverse());
   });
 });
+
+describe("changes between branches", async () => {
+  const { store } = await freshStore();
+  store.createCollection("d");
+  const main = { collection: "d", branch: "main" };
+  const base = store.put(main, [
+    { key: "same", value: 1 },
+    { key: "edited", value: 1 },
+    { key: "dropped", value: 1 },
+  ]);
+  store.createBranch("d", "dev");
+  const dev = { collection: "d", branch: "dev" };
+  store.put(dev, [
+    { key: "edited", value: 2 },
+    { key: "new", value: 3 },
+  ]);
+  store.delete(dev, ["dropped"]);
+
+  test("from main's version to dev's head lists dev's work, in key order per shard", () => {
+    const page = store.changes({
+      collection: "d",
+      branch: "dev",
+      fromBranch: "main",
+      from: base.version,
+      to: undefined,
+      cursor: undefined,
+    });
+    const rows = page.changes.map((c) => [c.key, c.type, c.from, c.to]).sort();
+    assert.deepEqual(rows, [
+      ["dropped", "removed", 1, undefined],
+      ["edited", "modified", 1, 2],
+      ["new", "added", undefined, 3],
+    ]);
+    assert.equal(page.cursor, null);
+  });
+
+  test("main is untouched by dev's work", () => {
+    assert.equal(store.get(main, "edited").value, 1);
+    assert.equal(store.get(main, "new").found, false);
+  });
+});
