@@ -29,19 +29,26 @@ export function receiptOf(version: VersionRecord): Receipt {
   };
 }
 
-/** Groups edits by shard and sorts each group by key (last edit of a key wins). */
+/** Groups edits by shard and sorts each group by key (the last edit of a key wins). */
 export function byShard(ctx: StoreContext, edits: Iterable<Edit>): Map<number, Edit[]> {
-  const latest = new Map<string, Edit>();
-  for (const edit of edits) latest.set(edit[0], edit);
   const groups = new Map<number, Edit[]>();
-  for (const edit of latest.values()) {
+  for (const edit of edits) {
     const shard = ctx.shardOf(edit[0]);
     const group = groups.get(shard);
     if (group === undefined) groups.set(shard, [edit]);
     else group.push(edit);
   }
-  for (const group of groups.values())
+  for (const [shard, group] of groups) {
+    // A stable sort keeps a key's edits in call order; keep the last of each run.
     group.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    let out = 0;
+    for (let i = 0; i < group.length; i++) {
+      if (i + 1 < group.length && group[i + 1]![0] === group[i]![0]) continue;
+      group[out++] = group[i]!;
+    }
+    group.length = out;
+    groups.set(shard, group);
+  }
   return groups;
 }
 

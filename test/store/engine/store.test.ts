@@ -217,3 +217,20 @@ describe("changes between branches", async () => {
     assert.equal(store.get(main, "new").found, false);
   });
 });
+
+describe("one commit with repeated keys", async () => {
+  const { store } = await freshStore();
+  store.createCollection("r");
+  const where = { collection: "r", branch: "main" };
+
+  test("the last write of a key in a batch wins", () => {
+    store.put(where, [
+      { key: "a", value: 1 },
+      { key: "b", value: 1 },
+      { key: "a", value: 2 },
+      { key: "a", value: 3 },
+    ]);
+    assert.equal(store.get(where, "a").value, 3);
+    assert.equal(store.list(where).rows.length, 2);
+  });
+});
