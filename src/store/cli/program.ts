@@ -5,13 +5,15 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { callCommand } from "./call.ts";
 import { doorCommand } from "./door.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
 import { serveCommand } from "./serve.ts";
+import { verbCommands } from "./verb-commands.ts";
 
 export const storeProgram: Program = {
   name: "skein-store",
   version: VERSION,
   summary: "a versioned document store for agents",
-  commands: [serveCommand(), doorCommand(), mcpHttpCommand()],
+  commands: [serveCommand(), doorCommand(), mcpHttpCommand(), callCommand, ...verbCommands],
 };

@@ -12,9 +12,11 @@ import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
-import { startStoreServer } from "../server.ts";
+import { openStore, type Store } from "../engine/index.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
-import { commitStartup, planStartup } from "../startup/plan.ts";
+import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
+import { removeSocket } from "../startup/socket-path.ts";
+import { type StoreServer, startStoreServer } from "../transport/server.ts";
 import { reportRefusals } from "./refusal.ts";
 import { stopSignal, stopWhen } from "./signals.ts";
 
@@ -54,11 +56,20 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           stop.dispose();
           throw error;
         }
-        let server: Awaited<ReturnType<typeof startStoreServer>>;
+        let store: Store;
+        let server: StoreServer;
         try {
-          server = await startStoreServer(committed.startup, log);
+          store = openStore(engineOptions(committed.startup));
         } catch (error) {
           stop.dispose();
+          await committed.rollback();
+          throw error;
+        }
+        try {
+          server = await startStoreServer(store, serverOptions(committed.startup));
+        } catch (error) {
+          stop.dispose();
+          await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw new SkeinError(
@@ -66,11 +77,46 @@ export function serveCommand(deps: ServeDeps = {}): Command {
             `socket: cannot listen on ${plan.startup.socketPath} (${reason})`,
           );
         }
-        if (plan.startup.created) log.info({ data_dir: plan.startup.dataDir }, "store created");
+        const { name, dataDir, socketPath } = committed.startup;
+        if (plan.startup.created) log.info({ data_dir: dataDir }, "store created");
+        log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
         await stop.stopped;
         await server.close();
+        await store.close();
+        await removeSocket(socketPath);
         await committed.lock.release();
+        log.info({ store: name }, "store stopped");
         return 0;
       }),
+  };
+}
+
+/** The engine's settings from the decoded service file (the spec's names in comments). */
+function engineOptions({ config, dataDir }: StoreStartup) {
+  const { keep } = config.retention;
+  return {
+    dataDir,
+    branchCacheBytesPerShard: config.branch_cache_bytes_per_shard,
+    maxPage: config.max_page,
+    keptVersions: config.kept_versions,
+    retention: {
+      releaseMaxRows: config.retention.release_max_rows,
+      releaseBatch: config.retention.release_batch,
+      keep: keep === null ? undefined : { versions: keep.versions, days: keep.days },
+    },
+    appendPruneKeepCeiling: config.append_prune_keep_ceiling,
+    appendPruneRemovalCap: config.append_prune_removal_cap,
+    changesScanRecords: config.changes_scan_records,
+    changesNodeBudget: config.changes_node_budget,
+    changesMaxPage: config.changes_max_page,
+  };
+}
+
+function serverOptions({ config, socketPath }: StoreStartup) {
+  return {
+    socketPath,
+    maxFrame: config.max_frame,
+    maxClients: config.max_clients,
+    timeoutMs: config.timeout_ms,
   };
 }

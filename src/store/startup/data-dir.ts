@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { SkeinError } from "../../common/errors.ts";
+import { createStore } from "../engine/open.ts";
 import { INVALID_DATA_DIR, startupRefusal } from "./errors.ts";
 
 /** The file that marks a directory as a store; written once by `serve --create`. */
@@ -111,8 +112,10 @@ export interface CreateValues {
 }
 
 /**
- * Creates the store directory (mode 0700) and its manifest. The directory must not exist:
- * `mkdir` without `recursive` makes a concurrent `--create` of the same path lose cleanly.
+ * Creates the store directory (mode 0700), the engine's database in it, then its manifest.
+ * The directory must not exist: `mkdir` without `recursive` makes a concurrent `--create`
+ * of the same path lose cleanly. The manifest is written last, so a directory that has one
+ * holds a complete store.
  */
 export async function createDataDir(canonical: string, create: CreateValues): Promise<void> {
   try {
@@ -124,6 +127,11 @@ export async function createDataDir(canonical: string, create: CreateValues): Pr
       `${canonical} cannot be created (${errnoCode(error)})`,
     );
   }
+  await createStore(canonical, {
+    shards: create.shards,
+    cacheBytesTotal: create.cache_bytes_total,
+    executorThreads: create.executor_threads,
+  });
   const manifest: StoreManifest = {
     format: STORE_FORMAT,
     version: STORE_FORMAT_VERSION,

@@ -169,3 +169,40 @@ describe("skein-store serve (real processes)", () => {
     assert.equal((await first.exited).code, 0);
   });
 });
+
+describe("skein-store serve with the engine (real processes, real socket)", () => {
+  async function client(args: string[], env: Record<string, string>) {
+    const { spawn } = await import("node:child_process");
+    const { BIN } = await import("./harness.ts");
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d;
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d;
+    });
+    const code = await new Promise<number | null>((done) => child.on("close", done));
+    assert.equal(code, 0, err);
+    return out;
+  }
+
+  test("a record written through serve's socket is there after a restart", async () => {
+    const s = await setup("engine");
+    const first = start(["serve", s.file, "--create"], s.env);
+    await waitFor(first, () => exists(s.socket), "the socket");
+    await client(["collections", "--socket", s.socket, "create", "notes"], s.env);
+    await client(["put", "--socket", s.socket, "notes", "n1", '{"text":"hello"}'], s.env);
+    first.child.kill("SIGTERM");
+    assert.deepEqual(await first.exited, { code: 0, signal: null });
+
+    const second = start(["serve", s.file], s.env);
+    await waitFor(second, () => exists(s.socket), "the socket");
+    const got = JSON.parse(await client(["get", "--socket", s.socket, "notes", "n1"], s.env));
+    assert.equal(got.found, true);
+    assert.deepEqual(got.value, { text: "hello" });
+    second.child.kill("SIGTERM");
+    assert.deepEqual(await second.exited, { code: 0, signal: null });
+  });
+});

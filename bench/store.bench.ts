@@ -1,0 +1,295 @@
+/**
+ * `npm run bench:store`: the store engine and its socket on the issue's data shape (JSON
+ * records of about 200 bytes under keys like doc-000123, commits of 1000 records).
+ * Figures: batched and single-record commit throughput and latency, in-process and socket
+ * gets, branch creation on the largest branch, nodes loaded by changes.list for d changes
+ * on branches of several sizes (it should grow with d·log n, not n), and batched puts
+ * against raw LMDB puts of the same bytes. SKEIN_BENCH_RECORDS sets the largest branch
+ * (default 1,000,000).
+ */
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { open } from "lmdb";
+import { StoreClient } from "../src/store/client/client.ts";
+import { createStore, ENGINE_DEFAULTS, openStore, type Store } from "../src/store/engine/index.ts";
+import { startStoreServer } from "../src/store/transport/server.ts";
+import { type BenchCase, percentile, runBench } from "./harness.ts";
+
+const N = Number(process.env.SKEIN_BENCH_RECORDS ?? 1_000_000);
+const BATCH = 1000;
+const SIZES = [10_000, 100_000, N].filter((n, i, all) => n <= N && all.indexOf(n) === i);
+
+const key = (i: number) => `doc-${String(i).padStart(6, "0")}`;
+const record = (i: number, tag = "v") => ({
+  id: i,
+  tag,
+  title: `Record number ${i}`,
+  body: "lorem ipsum dolor sit amet ".repeat(5),
+  tags: ["alpha", "beta", "gamma"],
+});
+
+const root = mkdtempSync(join(tmpdir(), "skein-bench-"));
+process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+
+function seconds(start: number): number {
+  return (performance.now() - start) / 1000;
+}
+
+async function newStore(name: string): Promise<Store> {
+  const dir = join(root, name);
+  await createStore(dir, { shards: 4, cacheBytesTotal: 512 << 20, executorThreads: 2 });
+  return openStore({
+    dataDir: dir,
+    branchCacheBytesPerShard: 128 << 20,
+    maxPage: 1000,
+    ...ENGINE_DEFAULTS,
+  });
+}
+
+/** Loads records [from, to) into a branch in commits of BATCH; returns per-commit ms. */
+function load(
+  store: Store,
+  where: { collection: string; branch: string },
+  from: number,
+  to: number,
+): number[] {
+  const latencies: number[] = [];
+  for (let start = from; start < to; start += BATCH) {
+    const records = [];
+    for (let i = start; i < Math.min(to, start + BATCH); i++)
+      records.push({ key: key(i), value: record(i) });
+    const t = performance.now();
+    store.put(where, records);
+    latencies.push(performance.now() - t);
+  }
+  return latencies;
+}
+
+let big: Store;
+const main = { collection: "bench", branch: "main" };
+let rawPutsPerS = 0;
+let batchedPutsPerS = 0;
+
+const cases: BenchCase[] = [
+  {
+    name: "raw lmdb (sync commits of 1000)",
+    run() {
+      const db = open({
+        path: join(root, "raw"),
+        noSync: false,
+        overlappingSync: false,
+        compression: false,
+      });
+      const count = Math.min(N, 200_000);
+      const start = performance.now();
+      for (let b = 0; b < count; b += BATCH) {
+        db.transactionSync(() => {
+          for (let i = b; i < b + BATCH; i++) db.putSync(key(i), JSON.stringify(record(i)));
+        });
+      }
+      rawPutsPerS = Math.round(count / seconds(start));
+      const t = performance.now();
+      for (let i = 0; i < count; i++) db.get(key((i * 7919) % count));
+      const gets = Math.round(count / seconds(t));
+      void db.close();
+      return { records: count, puts_per_s: rawPutsPerS, gets_per_s: gets };
+    },
+  },
+  {
+    name: `batched puts (${N.toLocaleString("en-US")} records, commits of 1000)`,
+    async run() {
+      big = await newStore("big");
+      big.createCollection("bench");
+      const start = performance.now();
+      const latencies = load(big, main, 0, N);
+      batchedPutsPerS = Math.round(N / seconds(start));
+      return {
+        puts_per_s: batchedPutsPerS,
+        commit_p50_ms: percentile(latencies, 50),
+        commit_p99_ms: percentile(latencies, 99),
+        ratio_to_raw: Number((batchedPutsPerS / rawPutsPerS).toFixed(3)),
+      };
+    },
+  },
+  {
+    name: "single-record commits",
+    run() {
+      const latencies: number[] = [];
+      const count = 500;
+      const start = performance.now();
+      for (let i = 0; i < count; i++) {
+        const t = performance.now();
+        big.put(main, [{ key: key((i * 104729) % N), value: record(i, "single") }]);
+        latencies.push(performance.now() - t);
+      }
+      return {
+        puts_per_s: Math.round(count / seconds(start)),
+        commit_p50_ms: percentile(latencies, 50),
+        commit_p99_ms: percentile(latencies, 99),
+      };
+    },
+  },
+  {
+    name: "in-process gets (random keys)",
+    run() {
+      const count = 200_000;
+      const start = performance.now();
+      for (let i = 0; i < count; i++) big.get(main, key((i * 7919) % N));
+      return { gets_per_s: Math.round(count / seconds(start)) };
+    },
+  },
+  {
+    name: "socket gets (one client)",
+    async run() {
+      const socketPath = join(root, "bench.sock");
+      const server = await startStoreServer(big, {
+        socketPath,
+        maxFrame: 1 << 20,
+        maxClients: 4,
+        timeoutMs: 10_000,
+      });
+      const client = await StoreClient.connect(socketPath);
+      const latencies: number[] = [];
+      for (let i = 0; i < 5000; i++) {
+        const t = performance.now();
+        await client.get("bench", key((i * 7919) % N));
+        latencies.push((performance.now() - t) * 1000);
+      }
+      const inFlight = 20_000;
+      const start = performance.now();
+      const pending = [];
+      for (let i = 0; i < inFlight; i++) pending.push(client.get("bench", key((i * 31) % N)));
+      await Promise.all(pending);
+      const pipelined = Math.round(inFlight / seconds(start));
+      // Single-record puts from 8 concurrent writers: group commit shares each fsync.
+      const writers = await Promise.all(
+        Array.from({ length: 3 }, () => StoreClient.connect(socketPath)),
+      );
+      writers.push(client);
+      let commits = 0;
+      const putStart = performance.now();
+      await Promise.all(
+        writers.flatMap((w) =>
+          [0, 1].map(async (lane) => {
+            for (let i = 0; i < 250; i++) {
+              await w.put("bench", [{ key: key((i * 7 + lane) % N), value: record(i, "socket") }]);
+              commits++;
+            }
+          }),
+        ),
+      );
+      const socketCommits = Math.round(commits / seconds(putStart));
+      for (const w of writers.slice(0, 3)) await w.close();
+      await client.close();
+      await server.close();
+      return {
+        get_p50_us: Math.round(percentile(latencies, 50)),
+        get_p99_us: Math.round(percentile(latencies, 99)),
+        pipelined_gets_per_s: pipelined,
+        socket_commits_per_s_8_writers: socketCommits,
+      };
+    },
+  },
+  {
+    name: `branch creation at ${N.toLocaleString("en-US")} records`,
+    run() {
+      const samples: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        const t = performance.now();
+        big.createBranch("bench", `b${i}`);
+        samples.push(performance.now() - t);
+      }
+      return { create_p50_ms: percentile(samples, 50), create_p99_ms: percentile(samples, 99) };
+    },
+  },
+];
+
+for (const size of SIZES) {
+  cases.push({
+    name: `changes.list on ${size.toLocaleString("en-US")} records`,
+    async run() {
+      let store = big;
+      let where = main;
+      if (size !== N) {
+        store = await newStore(`n${size}`);
+        store.createCollection("bench");
+        load(store, main, 0, size);
+      }
+      const figures: Record<string, number> = {};
+      for (const d of [1, 10, 100, 1000]) {
+        const branch = `d${d}`;
+        const base = store.createBranch("bench", branch, { branch: where.branch });
+        const records = [];
+        for (let i = 0; i < d; i++)
+          records.push({ key: key(Math.floor((i * size) / d)), value: record(i, `d${d}`) });
+        store.put({ collection: "bench", branch }, records);
+        const t = performance.now();
+        let loaded = 0;
+        let seen = 0;
+        let cursor: string | undefined;
+        do {
+          const page = store.changes({
+            collection: "bench",
+            branch,
+            fromBranch: branch,
+            from: base.head.version,
+            to: undefined,
+            limit: 1000,
+            cursor,
+          });
+          loaded += page.nodes_loaded;
+          seen += page.changes.length;
+          cursor = page.cursor ?? undefined;
+        } while (cursor !== undefined);
+        if (seen !== d) throw new Error(`expected ${d} changes, saw ${seen}`);
+        figures[`d${d}_nodes`] = loaded;
+        figures[`d${d}_ms`] = Number((performance.now() - t).toFixed(3));
+      }
+      where = main;
+      if (store !== big) await store.close();
+      return figures;
+    },
+  });
+}
+
+cases.push({
+  name: "retention release (20,000 records, 40 rewrites of 1000)",
+  async run() {
+    const dir = join(root, "retention");
+    await createStore(dir, { shards: 4, cacheBytesTotal: 256 << 20, executorThreads: 2 });
+    const store = openStore({
+      dataDir: dir,
+      branchCacheBytesPerShard: 64 << 20,
+      maxPage: 1000,
+      ...ENGINE_DEFAULTS,
+      keptVersions: 4,
+      retention: { releaseMaxRows: 1024, releaseBatch: 1_000_000, keep: { versions: 4, days: 0 } },
+    });
+    store.createCollection("bench");
+    load(store, main, 0, 20_000);
+    for (let round = 0; round < 40; round++) {
+      const records = [];
+      for (let i = 0; i < 1000; i++)
+        records.push({ key: key((round * 1000 + i) % 20_000), value: record(i, `r${round}`) });
+      store.put(main, records);
+    }
+    const before = store.stats();
+    const t = performance.now();
+    const result = store.release(Date.now() + 1000);
+    const ms = performance.now() - t;
+    const after = store.stats();
+    await store.close();
+    return {
+      released_versions: result.released,
+      nodes_freed: result.sweep?.nodes_freed ?? 0,
+      node_mb_before: Number((before.node_bytes / 2 ** 20).toFixed(2)),
+      node_mb_after: Number((after.node_bytes / 2 ** 20).toFixed(2)),
+      release_ms: Number(ms.toFixed(1)),
+    };
+  },
+});
+
+await runBench("store", cases);
+await big!.close();

@@ -1,0 +1,65 @@
+/**
+ * `skein-store call --socket PATH VERB [JSON]`: sends one verb with its JSON arguments to a
+ * running store and prints the result as JSON. A refusal prints `CODE: message` on stderr
+ * and exits 1, so scripts can switch on the code.
+ */
+
+import { type Command, type Io, parseOptions, UsageError } from "../../common/cli.ts";
+import { SkeinError } from "../../common/errors.ts";
+import { StoreClient } from "../client/client.ts";
+
+const socketOption = { socket: { type: "string" }, "timeout-ms": { type: "string" } } as const;
+
+/** Connects, calls one verb, prints the answer; the shared body of every client command. */
+export async function callVerb(
+  io: Io,
+  values: { socket?: string | undefined; "timeout-ms"?: string | undefined },
+  verb: string,
+  args: object,
+): Promise<number> {
+  if (values.socket === undefined) throw new UsageError("--socket PATH is required");
+  const timeoutMs = values["timeout-ms"] === undefined ? 30_000 : Number(values["timeout-ms"]);
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    throw new UsageError("--timeout-ms must be a positive whole number");
+  }
+  let client: StoreClient | undefined;
+  try {
+    client = await StoreClient.connect(values.socket, { client: "skein-store-cli", timeoutMs });
+    const result = await client.call(verb, args);
+    io.out(JSON.stringify(result, null, 2));
+    return 0;
+  } catch (error) {
+    if (error instanceof SkeinError) io.err(`skein-store: ${error.code}: ${error.message}`);
+    else
+      io.err(
+        `skein-store: cannot reach the store at ${values.socket}: ${(error as Error).message}`,
+      );
+    return 1;
+  } finally {
+    await client?.close();
+  }
+}
+
+export function parseJsonArgument(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${what} is not valid JSON`);
+  }
+}
+
+export const callCommand: Command = {
+  name: "call",
+  summary: "send one verb to a running store and print the result as JSON",
+  help: "--socket PATH VERB [JSON] [--timeout-ms MS]\n\nVERB is a store verb (document.get, changes.list, …); JSON its arguments object.",
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, socketOption, { min: 1, max: 2 });
+    const body = positionals[1] === undefined ? {} : parseJsonArgument(positionals[1], "JSON");
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new UsageError("JSON must be an object of arguments");
+    }
+    return callVerb(io, values, positionals[0]!, body);
+  },
+};
+
+export { socketOption };

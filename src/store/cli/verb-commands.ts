@@ -1,0 +1,247 @@
+/**
+ * Client subcommands for the common verbs (`get`, `put`, `delete`, `list`, `collections`,
+ * `branches`, `history`, `changes`): positional arguments and options mapped onto one
+ * verb's arguments, then the same call-and-print as `skein-store call`.
+ */
+
+import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
+import { callVerb, parseJsonArgument, socketOption } from "./call.ts";
+
+const branchOption = { branch: { type: "string" } } as const;
+
+function whole(text: string | undefined, option: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n))
+    throw new UsageError(`--${option} must be a whole number`);
+  return n;
+}
+
+function defined(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+}
+
+export const getCommand: Command = {
+  name: "get",
+  summary: "print a record (document.get)",
+  help: "--socket PATH COLLECTION KEY [--branch B] [--version V]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { ...socketOption, ...branchOption, version: { type: "string" } },
+      { min: 2, max: 2 },
+    );
+    return callVerb(
+      io,
+      values,
+      "document.get",
+      defined({
+        collection: positionals[0],
+        key: positionals[1],
+        branch: values.branch,
+        version: whole(values.version, "version"),
+      }),
+    );
+  },
+};
+
+export const putCommand: Command = {
+  name: "put",
+  summary: "write a record and print the receipt (document.put)",
+  help: "--socket PATH COLLECTION KEY JSON [--branch B]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { ...socketOption, ...branchOption },
+      { min: 3, max: 3 },
+    );
+    return callVerb(
+      io,
+      values,
+      "document.put",
+      defined({
+        collection: positionals[0],
+        key: positionals[1],
+        value: parseJsonArgument(positionals[2]!, "the value"),
+        branch: values.branch,
+      }),
+    );
+  },
+};
+
+export const deleteCommand: Command = {
+  name: "delete",
+  summary: "delete records and print the receipt (document.delete)",
+  help: "--socket PATH COLLECTION KEY... [--branch B]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { ...socketOption, ...branchOption },
+      { min: 2 },
+    );
+    return callVerb(
+      io,
+      values,
+      "document.delete",
+      defined({
+        collection: positionals[0],
+        keys: positionals.slice(1),
+        branch: values.branch,
+      }),
+    );
+  },
+};
+
+export const listCommand: Command = {
+  name: "list",
+  summary: "print a page of records (document.list)",
+  help: "--socket PATH COLLECTION [--branch B] [--version V] [--prefix P] [--after K] [--limit N]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      {
+        ...socketOption,
+        ...branchOption,
+        version: { type: "string" },
+        prefix: { type: "string" },
+        after: { type: "string" },
+        limit: { type: "string" },
+      },
+      { min: 1, max: 1 },
+    );
+    return callVerb(
+      io,
+      values,
+      "document.list",
+      defined({
+        collection: positionals[0],
+        branch: values.branch,
+        version: whole(values.version, "version"),
+        prefix: values.prefix,
+        after: values.after,
+        limit: whole(values.limit, "limit"),
+      }),
+    );
+  },
+};
+
+export const collectionsCommand: Command = {
+  name: "collections",
+  summary: "list, create or delete collections",
+  help: "--socket PATH [list | create NAME | delete NAME]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, socketOption, { max: 2 });
+    const [action = "list", name] = positionals;
+    if (action === "list" && name === undefined)
+      return callVerb(io, values, "collections.list", {});
+    if ((action === "create" || action === "delete") && name !== undefined) {
+      return callVerb(io, values, `collections.${action}`, { collection: name });
+    }
+    throw new UsageError("expected list, create NAME or delete NAME");
+  },
+};
+
+export const branchesCommand: Command = {
+  name: "branches",
+  summary: "list, create or delete a collection's branches",
+  help: "--socket PATH COLLECTION [list | create NAME [--from BRANCH] [--version V] | delete NAME]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { ...socketOption, from: { type: "string" }, version: { type: "string" } },
+      { min: 1, max: 3 },
+    );
+    const [collection, action = "list", name] = positionals;
+    if (action === "list" && name === undefined) {
+      return callVerb(io, values, "branches.list", { collection });
+    }
+    if (action === "create" && name !== undefined) {
+      return callVerb(
+        io,
+        values,
+        "branches.create",
+        defined({
+          collection,
+          branch: name,
+          from_branch: values.from,
+          from_version: whole(values.version, "version"),
+        }),
+      );
+    }
+    if (action === "delete" && name !== undefined) {
+      return callVerb(io, values, "branches.delete", { collection, branch: name });
+    }
+    throw new UsageError("expected list, create NAME or delete NAME");
+  },
+};
+
+export const historyCommand: Command = {
+  name: "history",
+  summary: "list a branch's retained versions (history.list)",
+  help: "--socket PATH COLLECTION [--branch B] [--before V] [--limit N]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      { ...socketOption, ...branchOption, before: { type: "string" }, limit: { type: "string" } },
+      { min: 1, max: 1 },
+    );
+    return callVerb(
+      io,
+      values,
+      "history.list",
+      defined({
+        collection: positionals[0],
+        branch: values.branch,
+        before: whole(values.before, "before"),
+        limit: whole(values.limit, "limit"),
+      }),
+    );
+  },
+};
+
+export const changesCommand: Command = {
+  name: "changes",
+  summary: "list changes between two versions (changes.list)",
+  help: "--socket PATH COLLECTION --from V [--to V] [--branch B] [--from-branch B] [--limit N] [--cursor C]",
+  run(args, io) {
+    const { values, positionals } = parseOptions(
+      args,
+      {
+        ...socketOption,
+        ...branchOption,
+        from: { type: "string" },
+        to: { type: "string" },
+        "from-branch": { type: "string" },
+        limit: { type: "string" },
+        cursor: { type: "string" },
+      },
+      { min: 1, max: 1 },
+    );
+    if (values.from === undefined) throw new UsageError("--from VERSION is required");
+    return callVerb(
+      io,
+      values,
+      "changes.list",
+      defined({
+        collection: positionals[0],
+        branch: values.branch,
+        from_branch: values["from-branch"],
+        from: whole(values.from, "from"),
+        to: whole(values.to, "to"),
+        limit: whole(values.limit, "limit"),
+        cursor: values.cursor,
+      }),
+    );
+  },
+};
+
+export const verbCommands: readonly Command[] = [
+  getCommand,
+  putCommand,
+  deleteCommand,
+  listCommand,
+  collectionsCommand,
+  branchesCommand,
+  historyCommand,
+  changesCommand,
+];

@@ -1,0 +1,142 @@
+/**
+ * StoreClient: the TypeScript client of the store socket. `connect` opens the socket and
+ * says hello (negotiating max_frame); `call` sends any verb and resolves to its result or
+ * rejects with a SkeinError carrying the refusal's code. Many calls may be in flight on
+ * one connection; each has its own id and its own timeout_ms. Typed helpers cover the
+ * common verbs.
+ */
+
+import { createConnection, type Socket } from "node:net";
+import { SkeinError } from "../../common/errors.ts";
+import { storeError } from "../errors.ts";
+import { decodePayload, encodeFrame, FrameReader } from "../transport/frames.ts";
+import type { HelloResult, Response } from "../transport/protocol.ts";
+
+export interface StoreClientOptions {
+  /** Largest frame this client accepts (the server may lower it). Default 16 MiB. */
+  readonly maxFrame?: number;
+  /** Bound on each call, in ms. Default 30000. */
+  readonly timeoutMs?: number;
+  /** The client's name; the default author of its commits. */
+  readonly client?: string;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export class StoreClient {
+  readonly #socket: Socket;
+  readonly #reader: FrameReader;
+  readonly #pending = new Map<number, Pending>();
+  readonly #timeoutMs: number;
+  #nextId = 1;
+  #closedError: SkeinError | undefined;
+  hello: HelloResult | undefined;
+
+  private constructor(socket: Socket, options: StoreClientOptions) {
+    this.#socket = socket;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#reader = new FrameReader(options.maxFrame ?? 16 << 20);
+    socket.on("data", (chunk: Buffer) => this.#onData(chunk));
+    socket.on("error", (error) => this.#closeAll(storeError("connection_closed", error.message)));
+    socket.on("close", () => this.#closeAll(storeError("connection_closed")));
+  }
+
+  static async connect(socketPath: string, options: StoreClientOptions = {}): Promise<StoreClient> {
+    const socket = createConnection(socketPath);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
+    });
+    const client = new StoreClient(socket, options);
+    try {
+      client.hello = (await client.call("hello", {
+        max_frame: options.maxFrame ?? 16 << 20,
+        ...(options.client === undefined ? {} : { client: options.client }),
+      })) as HelloResult;
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    }
+    return client;
+  }
+
+  call(verb: string, args: object = {}): Promise<unknown> {
+    if (this.#closedError !== undefined) return Promise.reject(this.#closedError);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(storeError("timeout", `${verb}: no answer within ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
+      this.#pending.set(id, { resolve, reject, timer });
+      this.#socket.write(encodeFrame({ id, verb, args }));
+    });
+  }
+
+  #onData(chunk: Buffer): void {
+    for (const event of this.#reader.push(chunk)) {
+      if (event.kind === "too_large") {
+        this.#closeAll(
+          storeError("frame_too_large", `the server sent a frame of ${event.length} bytes`),
+        );
+        this.#socket.destroy();
+        return;
+      }
+      const response = decodePayload(event.payload) as Response;
+      if (response.id === 0 && !response.ok) {
+        // A refusal of the connection itself: every call in flight fails with it.
+        this.#closeAll(new SkeinError(response.error.code, response.error.message));
+        continue;
+      }
+      const pending = this.#pending.get(response.id);
+      if (pending === undefined) continue;
+      this.#pending.delete(response.id);
+      clearTimeout(pending.timer);
+      if (response.ok) pending.resolve(response.result);
+      else pending.reject(new SkeinError(response.error.code, response.error.message));
+    }
+  }
+
+  #closeAll(error: SkeinError): void {
+    this.#closedError ??= error;
+    for (const [id, pending] of this.#pending) {
+      clearTimeout(pending.timer);
+      pending.reject(this.#closedError);
+      this.#pending.delete(id);
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#socket.destroyed) return resolve();
+      this.#socket.once("close", () => resolve());
+      this.#socket.end();
+    });
+  }
+
+  // Typed helpers for the common verbs.
+
+  get(collection: string, key: string, options: { branch?: string; version?: number } = {}) {
+    return this.call("document.get", { collection, key, ...options }) as Promise<{
+      found: boolean;
+      value?: unknown;
+      version: number;
+    }>;
+  }
+
+  put(
+    collection: string,
+    records: { key: string; value: unknown }[],
+    options: { branch?: string } = {},
+  ) {
+    return this.call("document.put", { collection, records, ...options }) as Promise<{
+      version: number;
+      time: string;
+      author: string;
+    }>;
+  }
+}

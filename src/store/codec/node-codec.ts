@@ -1,0 +1,22 @@
+/**
+ * The on-disk format of a tree node: a MessagePack array `[level, keys, items]` (format 1).
+ * The address of a node is the SHA-256 of exactly these bytes, so changing this encoding
+ * changes every address; the golden test in test/store/tree pins it.
+ */
+
+import { Packr } from "msgpackr";
+import type { NodeCodec } from "../tree/node-store.ts";
+
+const packr = new Packr({ useRecords: false, variableMapSize: true });
+
+export const NODE_FORMAT = 1;
+
+export const nodeCodec: NodeCodec = {
+  encode(level, keys, items) {
+    return packr.pack([level, keys, items]);
+  },
+  decode(hash, bytes) {
+    const [level, keys, items] = packr.unpack(bytes) as [number, string[], string[]];
+    return { level, keys, items, hash, size: bytes.length };
+  },
+};

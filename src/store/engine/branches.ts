@@ -1,0 +1,78 @@
+/**
+ * Branches of a collection. Creating a branch copies one version record (shard roots and
+ * receipt) from a source branch's head or any retained version: O(1) whatever the branch
+ * size, since the trees are shared. Deleting drops the record and its history rows.
+ */
+
+import type { VersionRecord } from "../codec/records.ts";
+import { storeError } from "../errors.ts";
+import { type Receipt, receiptOf } from "./commit.ts";
+import { branchId, type StoreContext } from "./context.ts";
+import { type Page, pageOf } from "./paging.ts";
+import { resolveVersion } from "./versions.ts";
+
+export interface BranchInfo {
+  readonly name: string;
+  readonly head: Receipt;
+  readonly created_at: string;
+}
+
+export function createBranch(
+  ctx: StoreContext,
+  collection: string,
+  name: string,
+  from: { branch: string; version: number | undefined },
+): BranchInfo {
+  const source: VersionRecord = resolveVersion(ctx, collection, from.branch, from.version);
+  const { db } = ctx;
+  if (db.branches.get([collection, name]) !== undefined) {
+    throw storeError("branch_exists", `branch ${JSON.stringify(name)} already exists`);
+  }
+  const createdAt = Date.now();
+  db.commit(() => {
+    db.branches.putSync([collection, name], { name, createdAt, head: source, kept: [] });
+  });
+  return { name, head: receiptOf(source), created_at: new Date(createdAt).toISOString() };
+}
+
+export function listBranches(
+  ctx: StoreContext,
+  collection: string,
+  after: string | undefined,
+  limit: number,
+): Page<BranchInfo> {
+  if (ctx.db.collections.get(collection) === undefined) {
+    throw storeError("collection_not_found", `no collection ${JSON.stringify(collection)}`);
+  }
+  const rows: BranchInfo[] = [];
+  const range = ctx.db.branches.getRange({
+    start: [collection, after ?? ""],
+    end: [collection, "\uffff"],
+    limit: limit + 2,
+  });
+  for (const { value } of range) {
+    if (after !== undefined && value.name <= after) continue;
+    rows.push({
+      name: value.name,
+      head: receiptOf(value.head),
+      created_at: new Date(value.createdAt).toISOString(),
+    });
+  }
+  return pageOf(rows.slice(0, limit + 1), limit, (b) => b.name);
+}
+
+export function deleteBranch(ctx: StoreContext, collection: string, name: string): void {
+  const { db } = ctx;
+  resolveVersion(ctx, collection, name, undefined);
+  if (name === "main") throw storeError("branch_protected");
+  db.commit(() => {
+    db.branches.removeSync([collection, name]);
+    ctx.branchRecords.delete(branchId(collection, name));
+    for (const key of db.history.getKeys({
+      start: [collection, name],
+      end: [collection, name, Number.MAX_SAFE_INTEGER],
+    })) {
+      db.history.removeSync(key);
+    }
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * Collections: create (with its `main` branch at an empty first version), list and delete
+ * (with every branch and history row; the nodes they alone held are freed by the sweep).
+ */
+
+import type { VersionRecord } from "../codec/records.ts";
+import { VERSION_KEY } from "../codec/records.ts";
+import { storeError } from "../errors.ts";
+import { type Receipt, receiptOf } from "./commit.ts";
+import type { StoreContext } from "./context.ts";
+import { type Page, pageOf } from "./paging.ts";
+
+export interface CollectionInfo {
+  readonly name: string;
+  readonly created_at: string;
+}
+
+export function createCollection(
+  ctx: StoreContext,
+  name: string,
+  author: string,
+): { collection: string; receipt: Receipt } {
+  const { db } = ctx;
+  if (db.collections.get(name) !== undefined) {
+    throw storeError("collection_exists", `collection ${JSON.stringify(name)} already exists`);
+  }
+  const head: VersionRecord = {
+    version: ctx.nextVersion,
+    time: Date.now(),
+    author,
+    roots: new Array<null>(ctx.shards).fill(null),
+  };
+  db.commit(() => {
+    db.collections.putSync(name, { name, createdAt: new Date(head.time).toISOString() });
+    db.branches.putSync([name, "main"], { name: "main", createdAt: head.time, head, kept: [] });
+    db.counters.putSync(VERSION_KEY, head.version + 1);
+  });
+  ctx.nextVersion = head.version + 1;
+  return { collection: name, receipt: receiptOf(head) };
+}
+
+export function listCollections(
+  ctx: StoreContext,
+  after: string | undefined,
+  limit: number,
+): Page<CollectionInfo> {
+  const rows: CollectionInfo[] = [];
+  // One extra row tells whether a next page exists; one more covers `after` itself.
+  for (const { value } of ctx.db.collections.getRange({ start: after ?? "", limit: limit + 2 })) {
+    if (after !== undefined && value.name <= after) continue;
+    rows.push({ name: value.name, created_at: value.createdAt });
+  }
+  return pageOf(rows.slice(0, limit + 1), limit, (c) => c.name);
+}
+
+export function deleteCollection(ctx: StoreContext, name: string): void {
+  const { db } = ctx;
+  if (db.collections.get(name) === undefined) {
+    throw storeError("collection_not_found", `no collection ${JSON.stringify(name)}`);
+  }
+  db.commit(() => {
+    for (const key of db.branches.getKeys({ start: [name], end: [name, "\uffff"] })) {
+      db.branches.removeSync(key);
+    }
+    for (const key of db.history.getKeys({ start: [name], end: [name, "\uffff"] })) {
+      db.history.removeSync(key);
+    }
+    db.collections.removeSync(name);
+    ctx.branchRecords.clear();
+  });
+}

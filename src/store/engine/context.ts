@@ -1,0 +1,88 @@
+/**
+ * What every engine operation shares: the LMDB tables, the resolved settings, the store's
+ * fixed shape (shard count, cache budget) and one node reader per shard. Operations are
+ * plain functions over a context; `Store` (store.ts) wires them into one object.
+ *
+ * Node caching: each shard has one byte-bounded LRU of decoded nodes, shared by the
+ * branches open on it (nodes are immutable and shared between versions, so one copy
+ * serves all). Its capacity is branch_cache_bytes_per_shard for each branch opened since
+ * start-up, capped by that shard's share of create.cache_bytes_total.
+ */
+
+import { nodeCodec } from "../codec/node-codec.ts";
+import type { BranchRecord, MetaRecord } from "../codec/records.ts";
+import type { StoreDatabase } from "../lmdb/database.ts";
+import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
+import type { TreeNode } from "../tree/node.ts";
+import { NodeCache } from "../tree/node-cache.ts";
+import { NodeReader } from "../tree/node-store.ts";
+import type { EngineSettings } from "./options.ts";
+
+export class StoreContext {
+  readonly db: StoreDatabase;
+  readonly settings: EngineSettings;
+  readonly meta: MetaRecord;
+  readonly readers: readonly NodeReader[];
+  readonly #openBranches = new Set<string>();
+  /**
+   * Branch records by collection and branch, read through from LMDB. This process is the
+   * store's only writer, so every write updates or drops the entry after it commits.
+   */
+  readonly branchRecords = new Map<string, BranchRecord>();
+  /** The version the next commit receives; versions are store-wide and only increase. */
+  nextVersion: number;
+  /** Branch advances since the retention driver last ran. */
+  advancesSinceRelease = 0;
+  /** The open commit group (see group.ts), or null: commits then write at once. */
+  group: CommitGroup | null = null;
+  /** Set when a flush of the open group failed. */
+  groupBroken = false;
+
+  constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
+    this.db = db;
+    this.settings = settings;
+    this.meta = meta;
+    this.nextVersion = nextVersion;
+    const readers: NodeReader[] = [];
+    for (let s = 0; s < meta.shards; s++) {
+      readers.push(new NodeReader(db, nodeCodec, new NodeCache(this.#shardCapacity(1))));
+    }
+    this.readers = readers;
+  }
+
+  get shards(): number {
+    return this.meta.shards;
+  }
+
+  /** The shard of a key: a document's log entries (key NUL seq) follow the document. */
+  shardOf(key: string): number {
+    const cut = key.indexOf("\u0000");
+    const placed = cut < 0 ? key : key.slice(0, cut);
+    return stringHash32(placed, SHARD_SEED) % this.meta.shards;
+  }
+
+  /** Notes that a branch is in use, growing the shard caches by its share. */
+  touchBranch(collection: string, branch: string): void {
+    const id = `${collection}\u0000${branch}`;
+    if (this.#openBranches.has(id)) return;
+    this.#openBranches.add(id);
+    const capacity = this.#shardCapacity(this.#openBranches.size);
+    for (const reader of this.readers) reader.cache.resize(capacity);
+  }
+
+  #shardCapacity(openBranches: number): number {
+    const share = Math.floor(this.meta.cacheBytesTotal / this.meta.shards);
+    return Math.min(share, this.settings.branchCacheBytesPerShard * openBranches);
+  }
+}
+
+/** Commits made in a group and not yet written: their write actions and new nodes. */
+export interface CommitGroup {
+  readonly actions: (() => void)[];
+  readonly nodes: Map<string, TreeNode>;
+  readonly byShard: [shard: number, node: TreeNode][];
+}
+
+export function branchId(collection: string, branch: string): string {
+  return `${collection}\u0000${branch}`;
+}

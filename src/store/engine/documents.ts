@@ -1,0 +1,92 @@
+/**
+ * Records of a branch: JSON values under string keys. Reads take a branch and an optional
+ * retained version; writes are commits. A list merges the shards' ordered scans into one
+ * key order and pages by key.
+ */
+
+import type { Edit } from "../tree/chunker.ts";
+import { getItem, scan } from "../tree/cursor.ts";
+import { byShard, commit, type Receipt } from "./commit.ts";
+import type { StoreContext } from "./context.ts";
+import { type Page, pageOf } from "./paging.ts";
+import { resolveVersion } from "./versions.ts";
+
+export interface DocumentRecord {
+  readonly key: string;
+  readonly value: unknown;
+}
+
+export interface Where {
+  readonly collection: string;
+  readonly branch: string;
+  readonly version?: number | undefined;
+}
+
+export function getDocument(
+  ctx: StoreContext,
+  where: Where,
+  key: string,
+): { found: boolean; value?: unknown; version: number } {
+  const version = resolveVersion(ctx, where.collection, where.branch, where.version);
+  const shard = ctx.shardOf(key);
+  const text = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
+  if (text === undefined) return { found: false, version: version.version };
+  return { found: true, value: JSON.parse(text), version: version.version };
+}
+
+export function putDocuments(
+  ctx: StoreContext,
+  where: Where,
+  records: readonly DocumentRecord[],
+  author: string,
+): Receipt {
+  const edits: Edit[] = records.map((r) => [r.key, JSON.stringify(r.value)]);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author);
+}
+
+export function deleteDocuments(
+  ctx: StoreContext,
+  where: Where,
+  keys: readonly string[],
+  author: string,
+): Receipt {
+  const edits: Edit[] = keys.map((key) => [key, undefined]);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author);
+}
+
+/** Records with keys after `after` and starting with `prefix`, in key order. */
+export function listDocuments(
+  ctx: StoreContext,
+  where: Where,
+  options: { after: string | undefined; prefix: string | undefined; limit: number },
+): Page<DocumentRecord> & { version: number } {
+  const version = resolveVersion(ctx, where.collection, where.branch, where.version);
+  const prefix = options.prefix ?? "";
+  // With a prefix, start at the prefix itself unless the cursor is already past it.
+  const fromPrefix = prefix !== "" && (options.after === undefined || options.after < prefix);
+  const bound = fromPrefix ? prefix : (options.after ?? null);
+  const heads: { key: string; item: string; it: Iterator<[string, string]> }[] = [];
+  for (let s = 0; s < ctx.shards; s++) {
+    const it = scan(ctx.readers[s]!, version.roots[s] ?? null, bound, fromPrefix);
+    const first = it.next();
+    if (!first.done) heads.push({ key: first.value[0], item: first.value[1], it });
+  }
+  const rows: DocumentRecord[] = [];
+  while (rows.length <= options.limit && heads.length > 0) {
+    let min = 0;
+    for (let i = 1; i < heads.length; i++) if (heads[i]!.key < heads[min]!.key) min = i;
+    const head = heads[min]!;
+    if (!head.key.startsWith(prefix)) {
+      if (head.key > prefix) break;
+    } else {
+      rows.push({ key: head.key, value: JSON.parse(head.item) });
+    }
+    const step = head.it.next();
+    if (step.done) heads.splice(min, 1);
+    else {
+      head.key = step.value[0];
+      head.item = step.value[1];
+    }
+  }
+  return { ...pageOf(rows, options.limit, (r) => r.key), version: version.version };
+}

@@ -1,0 +1,55 @@
+/**
+ * history.list: a branch's retained versions newest first (the head, the previous heads in
+ * the branch record, then history rows), as receipts, paged by version.
+ */
+
+import type { VersionRecord } from "../codec/records.ts";
+import { type Receipt, receiptOf } from "./commit.ts";
+import type { StoreContext } from "./context.ts";
+import { pageOf } from "./paging.ts";
+import { loadBranch } from "./versions.ts";
+
+/** Retained versions of a branch, newest first, strictly below `before` when given. */
+export function* versionsOf(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  before?: number,
+): Generator<VersionRecord> {
+  const record = loadBranch(ctx, collection, branch);
+  for (const version of [record.head, ...record.kept]) {
+    if (before === undefined || version.version < before) yield version;
+  }
+  const oldestInRecord = [record.head, ...record.kept].at(-1)!.version;
+  const below = Math.min(before ?? Number.MAX_SAFE_INTEGER, oldestInRecord);
+  yield* ctx.db.history
+    .getRange({
+      start: [collection, branch, below],
+      end: [collection, branch, -1],
+      reverse: true,
+    })
+    .map(({ value }) => value)
+    .filter((v) => v.version < below);
+}
+
+export function listHistory(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  before: number | undefined,
+  limit: number,
+): HistoryPage {
+  const rows: Receipt[] = [];
+  for (const version of versionsOf(ctx, collection, branch, before)) {
+    rows.push(receiptOf(version));
+    if (rows.length > limit) break;
+  }
+  const page = pageOf(rows, limit, (r) => String(r.version));
+  return { rows: page.rows, next: page.next === null ? null : Number(page.next) };
+}
+
+/** A page of receipts; `next` is the version to pass as `before` for the next page. */
+export interface HistoryPage {
+  readonly rows: Receipt[];
+  readonly next: number | null;
+}

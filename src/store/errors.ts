@@ -1,0 +1,45 @@
+/**
+ * The store service's catalogue of run-time refusals. Every refusal a caller can see over the
+ * socket, from `StoreClient` or from `skein-store call` is declared here once, with the
+ * spec's code where the spec names one (`page_limit`, `changes_node_budget`,
+ * `append_prune_keep_limit`) and our own snake_case code elsewhere; docs/store-protocol.md
+ * lists them all and a test checks the two agree.
+ */
+
+import { SkeinError } from "../common/errors.ts";
+
+export const STORE_REFUSALS = {
+  // Spec runtime refusals.
+  page_limit: "a requested page is larger than the configured maximum",
+  changes_node_budget: "a shard diff needed more tree nodes than changes_node_budget",
+  append_prune_keep_limit: "keep is above append_prune_keep_ceiling",
+  // Requests.
+  invalid_request: "the request does not decode (the message names the field)",
+  unknown_verb: "the verb is not one the store offers",
+  invalid_cursor: "the cursor was not issued by this verb",
+  // Model.
+  collection_not_found: "no collection by that name",
+  collection_exists: "a collection by that name already exists",
+  branch_not_found: "no branch by that name in the collection",
+  branch_exists: "a branch by that name already exists in the collection",
+  branch_protected: "the main branch cannot be deleted",
+  version_not_found: "the version is not retained on that branch",
+  // Store files.
+  store_exists: "the data directory already holds a store",
+  store_missing: "the data directory holds no store",
+  store_format: "the store was written by a format this build does not read",
+  // Transport.
+  hello_required: "the first frame of a connection must be hello",
+  max_clients: "the store already serves max_clients clients",
+  frame_too_large: "a frame is larger than the negotiated max_frame",
+  timeout: "a frame exchange took longer than timeout_ms",
+  malformed_frame: "a frame payload is not a valid message",
+  connection_closed: "the connection closed before the answer arrived",
+  internal_error: "the store failed to carry out the request (a defect; see the store's log)",
+} as const;
+
+export type StoreRefusalCode = keyof typeof STORE_REFUSALS;
+
+export function storeError(code: StoreRefusalCode, message?: string): SkeinError {
+  return new SkeinError(code, message ?? STORE_REFUSALS[code]);
+}

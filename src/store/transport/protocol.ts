@@ -1,0 +1,39 @@
+/**
+ * The messages on the store socket, as tagged values with a request id. A client sends
+ * `{id, verb, args}`; the server answers each with `{id, ok: true, result}` or
+ * `{id, ok: false, error: {code, message}}`. The first request must be `hello`, which
+ * negotiates max_frame (the smaller of the two sides' limits) and names the client. A
+ * refusal not tied to a request (admission, a broken frame) uses id 0 and is followed by
+ * the server closing the connection.
+ */
+
+import { integer, object, optional, string, u32 } from "../../common/decode/index.ts";
+import type { ErrorShape } from "../../common/errors.ts";
+
+export interface Request {
+  readonly id: number;
+  readonly verb: string;
+  readonly args: unknown;
+}
+
+export type Response =
+  | { readonly id: number; readonly ok: true; readonly result: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: ErrorShape };
+
+export const requestDecoder = object({
+  id: integer("u64", { max: Number.MAX_SAFE_INTEGER }),
+  verb: string({ minBytes: 1, maxBytes: 64 }),
+  args: optional({ expected: "any", run: (value) => value }),
+});
+
+export const helloDecoder = object({
+  max_frame: u32({ min: 1 }),
+  client: optional(string({ minBytes: 1, maxBytes: 128 })),
+});
+
+export interface HelloResult {
+  readonly server: "skein-store";
+  readonly version: string;
+  readonly max_frame: number;
+  readonly shards: number;
+}

@@ -1,0 +1,145 @@
+/**
+ * Decoders for every verb's arguments, declared as data. They run once, at the socket
+ * edge; the engine receives typed values. Names of collections and branches are 1 to 128
+ * bytes of letters, digits, `_`, `-` and `.` (not `.` or `..`); keys are 1 to 1024 bytes
+ * without NUL (NUL separates a document from its log entries).
+ */
+
+import {
+  array,
+  type Decoder,
+  integer,
+  object,
+  optional,
+  refine,
+  refuse,
+  string,
+  u32,
+  withDefault,
+} from "../../common/decode/index.ts";
+
+export const name = refine(
+  string({
+    minBytes: 1,
+    maxBytes: 128,
+    pattern: /^[A-Za-z0-9_.-]+$/,
+    patternReason: "must be letters, digits, _, - or .",
+    expected: "name",
+  }),
+  (value) => (value === "." || value === ".." ? "must not be . or .." : undefined),
+);
+
+export const key = refine(string({ minBytes: 1, maxBytes: 1024, expected: "key" }), (value) =>
+  value.includes("\u0000") ? "must not contain NUL" : undefined,
+);
+
+export const version = integer("u64", { max: Number.MAX_SAFE_INTEGER });
+const limit = u32({ min: 1 });
+const author = string({ minBytes: 1, maxBytes: 128 });
+
+/** Any JSON value: null, booleans, finite numbers, strings, arrays and plain objects. */
+export const jsonValue: Decoder<unknown> = {
+  expected: "JSON value",
+  run(value, path) {
+    check(value, path, 0);
+    return value;
+  },
+};
+
+function check(value: unknown, path: Parameters<Decoder<unknown>["run"]>[1], depth: number): void {
+  if (depth > 128) refuse("shape", path, "is nested more than 128 levels deep");
+  if (value === null || typeof value === "string" || typeof value === "boolean") return;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value))
+      refuse("type", path, "expected a JSON value, found a non-finite number");
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const item of value) check(item, path, depth + 1);
+    return;
+  }
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const item of Object.values(value)) check(item, path, depth + 1);
+    return;
+  }
+  refuse("type", path, `expected a JSON value, found ${typeof value}`);
+}
+
+const where = {
+  collection: name,
+  branch: withDefault(name, "main"),
+};
+
+export const requests = {
+  "collections.list": object({ after: optional(name), limit: optional(limit) }),
+  "collections.create": object({ collection: name, author: optional(author) }),
+  "collections.delete": object({ collection: name }),
+  "branches.list": object({ collection: name, after: optional(name), limit: optional(limit) }),
+  "branches.create": object({
+    collection: name,
+    branch: name,
+    from_branch: withDefault(name, "main"),
+    from_version: optional(version),
+  }),
+  "branches.delete": object({ collection: name, branch: name }),
+  "document.get": object({ ...where, key, version: optional(version) }),
+  "document.put": object(
+    {
+      ...where,
+      key: optional(key),
+      value: optional(jsonValue),
+      records: optional(array(object({ key, value: jsonValue }), { min: 1 })),
+      author: optional(author),
+    },
+    {
+      inspect(raw, path) {
+        const single = Object.hasOwn(raw, "key") || Object.hasOwn(raw, "value");
+        const batch = Object.hasOwn(raw, "records");
+        if (single === batch) refuse("rule", path, "give either key and value, or records");
+        if (single && !(Object.hasOwn(raw, "key") && Object.hasOwn(raw, "value"))) {
+          refuse("rule", path, "key and value go together");
+        }
+      },
+    },
+  ),
+  "document.delete": object(
+    {
+      ...where,
+      key: optional(key),
+      keys: optional(array(key, { min: 1 })),
+      author: optional(author),
+    },
+    {
+      inspect(raw, path) {
+        if (Object.hasOwn(raw, "key") === Object.hasOwn(raw, "keys")) {
+          refuse("rule", path, "give either key or keys");
+        }
+      },
+    },
+  ),
+  "document.list": object({
+    ...where,
+    version: optional(version),
+    prefix: optional(string({ maxBytes: 1024 })),
+    after: optional(string({ maxBytes: 1024 })),
+    limit: optional(limit),
+  }),
+  "document.append_prune": object({
+    ...where,
+    key,
+    records: array(jsonValue),
+    keep: u32(),
+    author: optional(author),
+  }),
+  "history.list": object({ ...where, before: optional(version), limit: optional(limit) }),
+  "history.release": object({}),
+  "changes.list": object({
+    ...where,
+    from_branch: optional(name),
+    from: version,
+    to: optional(version),
+    limit: optional(limit),
+    cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
+  }),
+  "store.stats": object({}),
+} as const;

@@ -1,0 +1,265 @@
+/**
+ * The store's socket server. Each connection moves through
+ *
+ *   admitted ──hello──▶ ready ──(close / refusal)──▶ closed
+ *
+ * Admission is bounded by max_clients: an excess connection gets a `max_clients` refusal
+ * (id 0) and is closed. The first frame must be `hello`, within timeout_ms; it fixes the
+ * connection's max_frame (the smaller of both sides'). Then many requests may be in flight;
+ * each is answered under its id, in any order. Every frame exchange is bounded by
+ * timeout_ms: a frame begun and not finished in time closes the connection with `timeout`.
+ * A frame above max_frame closes the connection with `frame_too_large`; an answer above it
+ * is replaced by a `frame_too_large` refusal of that request.
+ *
+ * Requests from every connection join one queue, run in arrival order on the next turn
+ * of the event loop inside a commit group: consecutive writes share one LMDB transaction
+ * (one fsync), and every answer of the turn is sent once that transaction has committed.
+ */
+
+import { chmod } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import { DecodeError, decodeOrThrow } from "../../common/decode/index.ts";
+import { type ErrorShape, isCodedError } from "../../common/errors.ts";
+import { VERSION } from "../../common/version.ts";
+import type { Store } from "../engine/index.ts";
+import { storeError } from "../errors.ts";
+import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
+import {
+  type HelloResult,
+  helloDecoder,
+  type Request,
+  type Response,
+  requestDecoder,
+} from "./protocol.ts";
+import { runVerb, type Session } from "./verbs.ts";
+
+export interface StoreServerOptions {
+  /** socket */
+  readonly socketPath: string;
+  /** max_frame */
+  readonly maxFrame: number | bigint;
+  /** max_clients */
+  readonly maxClients: number | bigint;
+  /** timeout_ms */
+  readonly timeoutMs: number | bigint;
+}
+
+export interface StoreServer {
+  readonly clients: number;
+  close(): Promise<void>;
+}
+
+export async function startStoreServer(
+  store: Store,
+  options: StoreServerOptions,
+): Promise<StoreServer> {
+  const maxFrame = Number(options.maxFrame);
+  const maxClients = Number(options.maxClients);
+  const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
+  const sockets = new Set<Socket>();
+  const queue: Queued[] = [];
+  let scheduled = false;
+  const drain = () => {
+    scheduled = false;
+    const items = queue.splice(0);
+    const answers: Response[] = [];
+    store.beginGroup();
+    for (const item of items) answers.push(answer(store, item));
+    if (!store.endGroup()) {
+      const failed = storeError(
+        "internal_error",
+        "the store could not write; nothing was committed",
+      );
+      for (let i = 0; i < answers.length; i++) {
+        answers[i] = { id: answers[i]!.id, ok: false, error: failed.toJSON() };
+      }
+    }
+    for (let i = 0; i < items.length; i++) items[i]!.send(answers[i]!);
+  };
+  const enqueue = (item: Queued) => {
+    queue.push(item);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(drain);
+    }
+  };
+  const everyone = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    everyone.add(socket);
+    socket.on("close", () => everyone.delete(socket));
+    if (sockets.size >= maxClients) {
+      socket.end(
+        refusalFrame(
+          0,
+          storeError("max_clients", `the store serves at most ${maxClients} clients`),
+        ),
+      );
+      socket.on("error", () => {});
+      return;
+    }
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.socketPath, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  // Only this user may connect: the socket is the store's whole access boundary without idp.
+  await chmod(options.socketPath, 0o600);
+  return {
+    get clients() {
+      return sockets.size;
+    },
+    close() {
+      for (const socket of everyone) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface Queued {
+  readonly request: Request;
+  readonly session: Session;
+  readonly send: (response: Response) => void;
+}
+
+function answer(store: Store, item: Queued): Response {
+  const { request, session } = item;
+  try {
+    return {
+      id: request.id,
+      ok: true,
+      result: runVerb(store, request.verb, request.args, session),
+    };
+  } catch (error) {
+    // An uncoded error is a defect, not a refusal; the caller still gets an answer.
+    const shape = isCodedError(error)
+      ? error
+      : storeError("internal_error", error instanceof Error ? error.message : String(error));
+    return { id: request.id, ok: false, error: { code: shape.code, message: shape.message } };
+  }
+}
+
+function refusalFrame(id: number, error: ErrorShape): Buffer {
+  return encodeFrame({ id, ok: false, error: { code: error.code, message: error.message } });
+}
+
+function serveConnection(
+  socket: Socket,
+  store: Store,
+  limits: { maxFrame: number; timeoutMs: number },
+  enqueue: (item: Queued) => void,
+): void {
+  const reader = new FrameReader(limits.maxFrame);
+  let session: Session | undefined;
+  let frameLimit = limits.maxFrame;
+  let timer: NodeJS.Timeout | undefined;
+  let armed = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+
+  const fail = (error: ErrorShape) => {
+    clearTimeout(timer);
+    armed = false;
+    socket.end(refusalFrame(0, error));
+    socket.destroySoon();
+  };
+  // The clock starts when a frame exchange starts and is not reset by later chunks, so a
+  // peer trickling bytes cannot hold a connection past timeout_ms.
+  const arm = () => {
+    armed = true;
+    timer = setTimeout(
+      () =>
+        fail(storeError("timeout", `no complete frame within timeout_ms (${limits.timeoutMs} ms)`)),
+      limits.timeoutMs,
+    );
+  };
+  // Until hello arrives the connection is in a frame exchange.
+  arm();
+
+  const send = (response: Response) => {
+    if (socket.destroyed || socket.writableEnded) return;
+    let frame = encodeFrame(response);
+    if (frame.length - 4 > frameLimit) {
+      frame = refusalFrame(
+        response.id,
+        storeError(
+          "frame_too_large",
+          `the answer needs ${frame.length - 4} bytes; max_frame is ${frameLimit}`,
+        ),
+      );
+    }
+    // An answer the peer does not read within timeout_ms ends the connection, so a client
+    // that stops reading cannot make the server buffer without bound.
+    if (!socket.write(frame) && drainTimer === undefined) {
+      drainTimer = setTimeout(() => socket.destroy(), limits.timeoutMs);
+      socket.once("drain", () => {
+        clearTimeout(drainTimer);
+        drainTimer = undefined;
+      });
+    }
+  };
+
+  const handle = (payload: Buffer) => {
+    let request: Request;
+    try {
+      request = decodeOrThrow(requestDecoder, decodePayload(payload));
+    } catch (error) {
+      const message =
+        error instanceof DecodeError ? error.message : "the payload is not MessagePack";
+      fail(storeError("malformed_frame", message));
+      return;
+    }
+    if (session === undefined) {
+      if (request.verb !== "hello") {
+        fail(storeError("hello_required"));
+        return;
+      }
+      try {
+        const hello = decodeOrThrow(helloDecoder, request.args ?? {});
+        frameLimit = Math.min(hello.max_frame, limits.maxFrame);
+        reader.limit = frameLimit;
+        session = { client: hello.client ?? "anonymous" };
+        const result: HelloResult = {
+          server: "skein-store",
+          version: VERSION,
+          max_frame: frameLimit,
+          shards: store.shards,
+        };
+        send({ id: request.id, ok: true, result });
+      } catch (error) {
+        fail(storeError("invalid_request", `hello: ${(error as Error).message}`));
+      }
+      return;
+    }
+    enqueue({ request, session, send });
+  };
+
+  socket.on("data", (chunk: Buffer) => {
+    for (const event of reader.push(chunk)) {
+      if (event.kind === "too_large") {
+        fail(
+          storeError(
+            "frame_too_large",
+            `a frame of ${event.length} bytes; max_frame is ${frameLimit}`,
+          ),
+        );
+        return;
+      }
+      handle(event.payload);
+      if (socket.destroyed || socket.writableEnded) return;
+    }
+    if (session !== undefined && !reader.partial) {
+      clearTimeout(timer);
+      armed = false;
+    } else if (!armed) arm();
+  });
+  socket.on("error", () => socket.destroy());
+  socket.on("close", () => {
+    clearTimeout(timer);
+    clearTimeout(drainTimer);
+  });
+}

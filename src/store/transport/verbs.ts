@@ -1,0 +1,78 @@
+/**
+ * The verb table: for each verb, decode its arguments once and call one engine operation.
+ * Handlers are thin on purpose (no model logic here); the same table serves every
+ * connection. A decode refusal becomes `invalid_request` with the field path in the
+ * message.
+ */
+
+import {
+  type Decoded,
+  DecodeError,
+  type Decoder,
+  decodeOrThrow,
+} from "../../common/decode/index.ts";
+import type { Store } from "../engine/index.ts";
+import { storeError } from "../errors.ts";
+import { requests } from "./requests.ts";
+
+export interface Session {
+  /** The client's name from hello: the default author of its commits. */
+  readonly client: string;
+}
+
+type Requests = typeof requests;
+type Handler<V extends keyof Requests> = (
+  store: Store,
+  args: Decoded<Requests[V]>,
+  session: Session,
+) => unknown;
+
+const handlers: { [V in keyof Requests]: Handler<V> } = {
+  "collections.list": (store, a) => store.listCollections(a.after, a.limit),
+  "collections.create": (store, a, s) => store.createCollection(a.collection, a.author ?? s.client),
+  "collections.delete": (store, a) => store.deleteCollection(a.collection),
+  "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
+  "branches.create": (store, a) =>
+    store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
+  "branches.delete": (store, a) => store.deleteBranch(a.collection, a.branch),
+  "document.get": (store, a) => store.get(a, a.key),
+  "document.put": (store, a, s) =>
+    store.put(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
+  "document.delete": (store, a, s) => store.delete(a, a.keys ?? [a.key!], a.author ?? s.client),
+  "document.list": (store, a) => store.list(a, a),
+  "document.append_prune": (store, a, s) =>
+    store.appendPrune(a, a.key, a.records, a.keep, a.author ?? s.client),
+  "history.list": (store, a) => store.history(a.collection, a.branch, a.before, a.limit),
+  "history.release": (store) => store.release(),
+  "changes.list": (store, a) =>
+    store.changes({
+      collection: a.collection,
+      branch: a.branch,
+      fromBranch: a.from_branch,
+      from: a.from,
+      to: a.to,
+      limit: a.limit,
+      cursor: a.cursor,
+    }),
+  "store.stats": (store) => store.stats(),
+};
+
+export const VERBS = Object.keys(handlers) as (keyof Requests)[];
+
+export function runVerb(store: Store, verb: string, args: unknown, session: Session): unknown {
+  if (!Object.hasOwn(handlers, verb)) {
+    throw storeError("unknown_verb", `unknown verb ${JSON.stringify(verb)}`);
+  }
+  const name = verb as keyof Requests;
+  const decoder = requests[name] as Decoder<unknown>;
+  let decoded: unknown;
+  try {
+    decoded = decodeOrThrow(decoder, args ?? {});
+  } catch (error) {
+    if (error instanceof DecodeError) {
+      throw storeError("invalid_request", `${verb}: ${error.message}`);
+    }
+    throw error;
+  }
+  return (handlers[name] as Handler<typeof name>)(store, decoded as never, session);
+}

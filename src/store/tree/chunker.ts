@@ -1,0 +1,185 @@
+/**
+ * Applies sorted edits to a prolly tree and returns the new root, writing only the nodes on
+ * changed paths. Each level is edited as a sequence: the nodes holding edited keys are
+ * merged with their edits and re-chunked; because a boundary depends on one entry alone, a
+ * run of nodes can stop as soon as its new last entry is a boundary, else it absorbs the
+ * next node. The replaced and new nodes become edits of the level above (keyed by each
+ * node's last key), up to the root; the result equals building the tree from scratch (the
+ * tests check this). New nodes collect in `written` for the caller to persist.
+ */
+
+import { nodeAddress } from "./hash.ts";
+import { lastKey, lowerBound, type TreeNode } from "./node.ts";
+import type { NodeReader } from "./node-store.ts";
+import { chunkEnds, isBoundary } from "./splitter.ts";
+
+/** A sorted edit: a key and its new item, or undefined to delete the key. */
+export type Edit = readonly [key: string, item: string | undefined];
+
+export class TreeEditor {
+  readonly reader: NodeReader;
+  /** The shard this tree belongs to (the caller's label; the tree layer ignores it). */
+  readonly shard: number;
+  /** Nodes created by this editor, by address, not yet persisted. */
+  readonly written = new Map<string, TreeNode>();
+  readonly #encoded = new Map<string, Uint8Array>();
+
+  constructor(reader: NodeReader, shard = 0) {
+    this.reader = reader;
+    this.shard = shard;
+  }
+
+  /** Encoded bytes of every node written, for the caller's write transaction. */
+  encodedNodes(): IterableIterator<[string, Uint8Array]> {
+    return this.#encoded.entries();
+  }
+
+  /** Moves the written nodes into the reader's cache, once they are persisted. */
+  publish(): void {
+    for (const node of this.written.values()) this.reader.cache.set(node);
+  }
+
+  load(hash: string): TreeNode {
+    return this.reader.load(hash, this.written);
+  }
+
+  /** Applies `edits` (sorted by key, keys unique) to the tree at `root` (null = empty). */
+  apply(root: string | null, edits: readonly Edit[]): string | null {
+    if (edits.length === 0) return root;
+    if (root === null) {
+      const keys: string[] = [];
+      const items: string[] = [];
+      for (const [key, item] of edits) {
+        if (item === undefined) continue;
+        keys.push(key);
+        items.push(item);
+      }
+      return this.#buildUp(this.#split(0, keys, items));
+    }
+    let rootNode = this.load(root);
+    let levelEdits: readonly Edit[] = edits;
+    for (let level = 0; ; level++) {
+      const replaced = this.#applyLevel(rootNode, level, levelEdits);
+      if (level === rootNode.level) {
+        const nodes = replaced
+          .filter((e): e is readonly [string, string] => e[1] !== undefined)
+          .map(([, hash]) => this.load(hash));
+        const top = this.#buildUp(nodes);
+        if (top === null) return null;
+        // A root with one child is not canonical: the child is the root.
+        rootNode = this.load(top);
+        while (rootNode.level > 0 && rootNode.keys.length === 1) {
+          rootNode = this.load(rootNode.items[0]!);
+        }
+        return rootNode.hash;
+      }
+      levelEdits = replaced;
+    }
+  }
+
+  /** Builds levels above `nodes` (one level's nodes, in order) until one node remains. */
+  #buildUp(nodes: TreeNode[]): string | null {
+    let current = nodes;
+    while (current.length > 1) {
+      const keys = current.map(lastKey);
+      const items = current.map((n) => n.hash);
+      current = this.#split(current[0]!.level + 1, keys, items);
+    }
+    return current[0]?.hash ?? null;
+  }
+
+  #split(level: number, keys: readonly string[], items: readonly string[]): TreeNode[] {
+    const nodes: TreeNode[] = [];
+    let start = 0;
+    for (const end of chunkEnds(level, keys, items)) {
+      nodes.push(this.#write(level, keys.slice(start, end), items.slice(start, end)));
+      start = end;
+    }
+    return nodes;
+  }
+
+  #write(level: number, keys: string[], items: string[]): TreeNode {
+    const bytes = this.reader.codec.encode(level, keys, items);
+    const hash = nodeAddress(bytes);
+    const node: TreeNode = { level, keys, items, hash, size: bytes.length };
+    this.written.set(hash, node);
+    this.#encoded.set(hash, bytes);
+    return node;
+  }
+
+  /** The node at `level` whose key range holds `key` (the last node for keys beyond all). */
+  #find(root: TreeNode, level: number, key: string): TreeNode {
+    let node = root;
+    while (node.level > level) {
+      const i = Math.min(lowerBound(node.keys, key), node.keys.length - 1);
+      node = this.load(node.items[i]!);
+    }
+    return node;
+  }
+
+  #next(root: TreeNode, node: TreeNode): TreeNode | undefined {
+    const last = lastKey(node);
+    // "\u0000" appended gives the smallest key above `last`.
+    const candidate = this.#find(root, node.level, `${last}\u0000`);
+    return lastKey(candidate) === last ? undefined : candidate;
+  }
+
+  /** Edits one level; returns the edits for the level above (old nodes out, new nodes in). */
+  #applyLevel(root: TreeNode, level: number, edits: readonly Edit[]): Edit[] {
+    const parent = new Map<string, string | undefined>();
+    let i = 0;
+    while (i < edits.length) {
+      let node = this.#find(root, level, edits[i]![0]);
+      const keys: string[] = [];
+      const items: string[] = [];
+      for (;;) {
+        parent.set(lastKey(node), undefined);
+        const next = this.#next(root, node);
+        const bound = next === undefined ? undefined : lastKey(node);
+        let j = i;
+        while (j < edits.length && (bound === undefined || edits[j]![0] <= bound)) j++;
+        mergeInto(keys, items, node, edits, i, j);
+        i = j;
+        if (next === undefined) break;
+        if (
+          keys.length === 0 ||
+          isBoundary(level, keys[keys.length - 1]!, items[items.length - 1]!)
+        ) {
+          break;
+        }
+        node = next;
+      }
+      for (const fresh of this.#split(level, keys, items)) parent.set(lastKey(fresh), fresh.hash);
+    }
+    return [...parent.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+}
+
+/** Appends `node`'s entries merged with edits[from, to) to keys/items. */
+function mergeInto(
+  keys: string[],
+  items: string[],
+  node: TreeNode,
+  edits: readonly Edit[],
+  from: number,
+  to: number,
+): void {
+  let a = 0;
+  let e = from;
+  const n = node.keys.length;
+  while (a < n || e < to) {
+    if (e >= to || (a < n && node.keys[a]! < edits[e]![0])) {
+      keys.push(node.keys[a]!);
+      items.push(node.items[a]!);
+      a++;
+      continue;
+    }
+    const [key, item] = edits[e]!;
+    if (a < n && node.keys[a] === key) a++;
+    if (item !== undefined) {
+      keys.push(key);
+      items.push(item);
+    }
+    e++;
+  }
+}
