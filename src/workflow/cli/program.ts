@@ -5,10 +5,11 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { workerCommand } from "./worker.ts";
 
 export const skeinProgram: Program = {
   name: "skein",
   version: VERSION,
   summary: "durable workflows for agent work",
-  commands: [],
+  commands: [workerCommand],
 };
