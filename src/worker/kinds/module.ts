@@ -49,7 +49,9 @@ export async function moduleHandler(
   return async (inputJson, ctx) => {
     const input: unknown = JSON.parse(inputJson);
     const result = await untilAborted(
-      Promise.resolve().then(() => activity(input, ctx)),
+      Promise.resolve().then(() =>
+        ctx.signal.aborted ? Promise.reject(abortError(ctx.signal)) : activity(input, ctx),
+      ),
       ctx.signal,
     );
     let text: string | undefined;

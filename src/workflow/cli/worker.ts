@@ -34,6 +34,8 @@ export const WORKER_DEFAULTS = {
   reconnectMaxAttempts: 0,
 } as const;
 
+const EXIT_GRACE_MS = 2_000;
+
 export interface WorkerArgs {
   readonly kind: WorkerKind;
   readonly document: string;
@@ -58,8 +60,8 @@ const OPTIONS = {
 
 function option<T>(name: string, decoder: Decoder<T>, text: string | undefined, fallback: T): T {
   if (text === undefined) return fallback;
-  const r = decode(decoder, envValue(text), { parent: undefined, key: `--${name}` });
-  if (!r.ok) throw new UsageError(r.error.message);
+  const r = decode(decoder, envValue(text));
+  if (!r.ok) throw new UsageError(`--${name}: ${r.error.reason}`);
   return r.value;
 }
 
@@ -185,6 +187,9 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   } finally {
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
+    // A handler that ignored its abort signal (a user module's stray timer) must not keep a
+    // stopped worker alive: it gets a short grace, then the process ends.
+    setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
   }
 }
 
