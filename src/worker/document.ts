@@ -7,22 +7,23 @@
  */
 
 import { readFile } from "node:fs/promises";
-import { dirname, extname, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { dirname, resolve } from "node:path";
 import {
   type Decoder,
   decode,
   object,
-  parseJson,
   string,
   stringMap,
   withCode,
 } from "../common/decode/index.ts";
+import { formatOf, parseDocumentText } from "../common/document-text.ts";
 import { SkeinError } from "../common/errors.ts";
 import type { Handler } from "./handler.ts";
 import { execAction, execHandler } from "./kinds/exec.ts";
 import { httpAction, httpHandler } from "./kinds/http.ts";
 import { moduleAction, moduleHandler } from "./kinds/module.ts";
+
+const DOCUMENT_CODE = "worker_document_invalid";
 
 export const WORKER_KINDS = ["exec", "module", "http"] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -42,7 +43,7 @@ function documentDecoder<A>(action: Decoder<A>) {
       task_queue: nameString,
       actions: stringMap(action, { min: 1, max: 4096, key: nameString }),
     }),
-    "worker_document_invalid",
+    DOCUMENT_CODE,
   );
 }
 
@@ -60,17 +61,6 @@ export interface WorkerDocument {
   readonly handlers: ReadonlyMap<string, Handler>;
 }
 
-/** Parses document text (JSON for `.json`, YAML otherwise) without losing integers. */
-export function parseDocumentText(text: string, path: string): unknown {
-  if (extname(path).toLowerCase() === ".json") return parseJson(text);
-  try {
-    return parseYaml(text, { intAsBigInt: true, uniqueKeys: true });
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new SkeinError("worker_document_invalid", `not valid YAML: ${reason}`);
-  }
-}
-
 /** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */
 export async function loadWorkerDocument(kind: WorkerKind, path: string): Promise<WorkerDocument> {
   const full = resolve(path);
@@ -82,7 +72,7 @@ export async function loadWorkerDocument(kind: WorkerKind, path: string): Promis
     throw new SkeinError("worker_document_invalid", `cannot read worker document: ${reason}`);
   }
   const baseDir = dirname(full);
-  const raw = parseDocumentText(text, full);
+  const raw = parseDocumentText(text, formatOf(full), DOCUMENT_CODE);
   const handlers = new Map<string, Handler>();
   let name: string;
   let taskQueue: string;
