@@ -75,7 +75,7 @@ const workers = Array.from({ length: WORKERS }, () =>
 while (endpoint.matcher.stats().sessions < WORKERS) await new Promise((r) => setTimeout(r, 20));
 
 const runId = randomUUID();
-let activity = 0;
+let activity = 1;
 function offerOne(): void {
   endpoint.matcher.offer({
     ref: { run_id: runId, activity_id: activity++, attempt: 1 },

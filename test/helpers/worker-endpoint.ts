@@ -178,7 +178,7 @@ export function spawnWorker(
   };
 }
 
-let activity = 0;
+let activity = 1;
 
 /** An offer for `action` on queue `q` in namespace `default`. */
 export function offer(action: string, input: unknown, extra: Partial<TaskOffer> = {}): TaskOffer {
