@@ -4,6 +4,7 @@
 // reports the result exactly once.
 
 import assert from "node:assert/strict";
+import { connect, createServer } from "node:net";
 import { before, describe, test } from "node:test";
 import {
   ACTIVITIES,
@@ -204,6 +205,58 @@ describe("losing the server mid-task", () => {
       }
     } finally {
       w.kill();
+    }
+  });
+});
+
+describe("a dropped connection to the same server", () => {
+  test("the detached attempt re-attaches to the new session and reports once", async () => {
+    const { endpoint, recorder, address } = await startEndpoint();
+    const [host, port] = address.split(":") as [string, string];
+    // A TCP proxy between worker and server whose connections the test can cut.
+    const sockets = new Set<import("node:net").Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(port), host);
+      sockets.add(client);
+      sockets.add(upstream);
+      client.pipe(upstream).pipe(client);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on("error", drop).on("close", drop);
+      upstream.on("error", drop).on("close", drop);
+    });
+    await new Promise<void>((done) => proxy.listen(0, "127.0.0.1", done));
+    const proxyPort = (proxy.address() as import("node:net").AddressInfo).port;
+    const w = spawnWorker([
+      "module",
+      doc,
+      "--endpoint",
+      `127.0.0.1:${proxyPort}`,
+      "--token-file",
+      token,
+      "--reconnect-initial-backoff",
+      "0.05",
+    ]);
+    try {
+      await sessions(endpoint, 1);
+      const task = offer("hold", { ms: 600 }, { heartbeatMs: 60 });
+      endpoint.matcher.offer(task);
+      await recorder.until(() => recorder.heartbeats.length > 0, "a heartbeat");
+      for (const s of sockets) s.destroy();
+      await recorder.until(() => recorder.detached.length === 1, "the attempt to be detached");
+      const result = await recorder.waitResult(task.ref);
+      assert.equal(result.type, "completed");
+      assert.deepEqual(recorder.attached, [task.ref]);
+      assert.equal(recorder.results.length, 1);
+      assert.deepEqual(endpoint.matcher.stats(), { sessions: 1, holding: 0, waiting: 0 });
+    } finally {
+      w.kill();
+      await w.exited;
+      for (const s of sockets) s.destroy();
+      proxy.close();
+      await endpoint.close();
     }
   });
 });

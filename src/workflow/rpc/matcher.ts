@@ -413,8 +413,14 @@ export class Matcher {
     for (const ref of hello.running) {
       const key = attemptKey(ref);
       const prior = this.#holding.get(key);
+      // Assigned to another live worker since: that one's result counts, not this one's.
       if (prior?.session !== undefined && !prior.session.closed) continue;
-      if (prior !== undefined && prior.session === undefined) continue; // still waiting: not theirs
+      if (prior?.session === undefined && prior?.offer !== undefined) {
+        // Offered again (after a server restart) and still waiting: the worker that already
+        // runs it keeps it, and the waiting copy is withdrawn.
+        const backlog = queue.backlog.get(prior.offer.action);
+        if (backlog?.remove((t) => t === prior.offer) !== undefined) queue.waiting--;
+      }
       session.assigned.set(key, ref);
       this.#holding.set(key, { session, offer: prior?.offer, queueKey: qk });
       attached.push(ref);
