@@ -6,5 +6,8 @@
 
 export * from "./commands.ts";
 export * from "./decide.ts";
+export * from "./engine.ts";
 export * from "./history.ts";
 export * from "./state.ts";
+export * from "./store.ts";
+export * from "./timers.ts";

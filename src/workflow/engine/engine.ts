@@ -1,0 +1,485 @@
+/**
+ * The engine loop: it keeps every running run's state in memory, feeds new events (run
+ * starts, activity results, timeouts, fired timers, cancels) through the decision core, and
+ * commits each tick's events for all runs that advanced in one store transaction (group
+ * commit). Only after the commit does it act: offer attempts to the matcher, arm timers,
+ * send cancels, and acknowledge the results it recorded (so a worker forgets a result only
+ * once it is durable). Nothing here polls: inputs schedule a tick, and timers live in one
+ * heap with one OS timer.
+ *
+ * Inputs land in a run's inbox and are applied only inside a tick, so a run's state changes
+ * in one place, between awaits. A result that is no longer wanted (a resend, a late attempt
+ * after a timeout, a run that ended) is dropped there and never reaches history: each
+ * activity completes at most once. After a restart `recover()` rebuilds each running run
+ * from its history, re-offers its in-flight attempts and re-arms its timers.
+ *
+ * Tick:  inbox events applied --> decide per dirty run --> one commit --> effects and acks
+ */
+
+import { SkeinError } from "../../common/errors.ts";
+import { type Logger, silentLogger } from "../../common/log.ts";
+import type { WorkflowDefinition } from "../definitions/types.ts";
+import type { MatcherEvents, OfferOutcome, TaskOffer } from "../rpc/matcher.ts";
+import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
+import { type Command, eventOf } from "./commands.ts";
+import { decide } from "./decide.ts";
+import type { HistoryEvent } from "./history.ts";
+import {
+  acceptsResult,
+  apply,
+  EMPTY_RUN,
+  inFlight,
+  pendingTimers,
+  type RunState,
+  replay,
+} from "./state.ts";
+import type { EngineStore, RunAppend, RunIdentity } from "./store.ts";
+import { TimerQueue } from "./timers.ts";
+
+/** The matcher operations the engine uses; `Matcher` satisfies it. */
+export interface Dispatcher {
+  offer(task: TaskOffer): OfferOutcome;
+  cancel(ref: AttemptRef, reason: string): unknown;
+  release(ref: AttemptRef, reason: string): void;
+}
+
+export interface EngineOptions {
+  readonly store: EngineStore;
+  /** The definition a run pinned, for recovery. */
+  readonly definitions: (namespace: string, version: string) => Promise<WorkflowDefinition>;
+  readonly now?: () => number;
+  readonly logger?: Logger;
+  /** Called when a commit fails; the engine stops, and the process should restart from history. */
+  readonly onFatal?: (error: unknown) => void;
+  /** Called once a run's end (Completed, Failed, Cancelled) is durable. */
+  readonly onRunEnded?: (runId: string, state: RunState) => void;
+}
+
+export interface StartRun {
+  readonly runId: string;
+  readonly workflowId: string;
+  readonly namespace: string;
+  readonly definition: WorkflowDefinition;
+  readonly inputJson: string;
+}
+
+interface InboxItem {
+  readonly event: HistoryEvent;
+  readonly done?: () => void;
+  readonly fail?: (error: unknown) => void;
+}
+
+interface Run {
+  readonly id: RunIdentity;
+  readonly definition: WorkflowDefinition;
+  state: RunState;
+  inbox: InboxItem[];
+}
+
+type TimerPayload =
+  | { readonly kind: "dispatch"; readonly runId: string; readonly ref: AttemptRef }
+  | { readonly kind: "start_to_close"; readonly runId: string; readonly ref: AttemptRef }
+  | {
+      readonly kind: "heartbeat";
+      readonly runId: string;
+      readonly ref: AttemptRef;
+      readonly ms: number;
+    }
+  | { readonly kind: "run"; readonly runId: string; readonly timerId: string };
+
+export class Engine {
+  readonly #opts: EngineOptions;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #runs = new Map<string, Run>();
+  readonly #dirty = new Set<Run>();
+  readonly #timers: TimerQueue<TimerPayload>;
+  /** Last heartbeat per attempt key. */
+  readonly #beats = new Map<string, number>();
+  #dispatcher: Dispatcher | undefined;
+  #ticking = false;
+  #scheduled = false;
+  #stopped = false;
+  /** Resolvers waiting for the engine to be idle (tests, shutdown). */
+  #idle: (() => void)[] = [];
+
+  /** Pass to the matcher: results and heartbeats flow into the engine. */
+  readonly matcherEvents: MatcherEvents = {
+    completed: (ref, outputJson) =>
+      this.#result(ref, (at) => ({
+        type: "ActivityCompleted",
+        at,
+        activity_id: ref.activity_id,
+        attempt: ref.attempt,
+        output_json: outputJson,
+      })),
+    failed: (ref, failure) =>
+      this.#result(ref, (at) => ({
+        type: "ActivityFailed",
+        at,
+        activity_id: ref.activity_id,
+        attempt: ref.attempt,
+        code: failure.code,
+        message: failure.message,
+        non_retryable: failure.nonRetryable,
+      })),
+    heartbeat: (ref) => {
+      this.#beats.set(attemptKey(ref), this.#now());
+    },
+  };
+
+  constructor(options: EngineOptions) {
+    this.#opts = options;
+    this.#log = options.logger ?? silentLogger();
+    this.#now = options.now ?? Date.now;
+    this.#timers = new TimerQueue((_, payload) => this.#onTimer(payload), this.#now);
+  }
+
+  /** Connects the matcher (created with `matcherEvents`). */
+  attach(dispatcher: Dispatcher): void {
+    this.#dispatcher = dispatcher;
+  }
+
+  /** Runs held in memory (every run that has not ended). */
+  get running(): number {
+    return this.#runs.size;
+  }
+
+  /** The in-memory state of a running run. */
+  state(runId: string): RunState | undefined {
+    return this.#runs.get(runId)?.state;
+  }
+
+  /** Rebuilds every running run from the store; returns how many. Call before serving. */
+  async recover(): Promise<number> {
+    const stored = await this.#opts.store.loadRunning();
+    const now = this.#now();
+    for (const s of stored) {
+      const definition = await this.#opts.definitions(s.namespace, s.definitionVersion);
+      const run: Run = {
+        id: {
+          runId: s.runId,
+          workflowId: s.workflowId,
+          namespace: s.namespace,
+          definitionVersion: s.definitionVersion,
+        },
+        definition,
+        state: replay(s.history),
+        inbox: [],
+      };
+      this.#runs.set(s.runId, run);
+      for (const scheduled of inFlight(run.state)) {
+        const ref = {
+          run_id: s.runId,
+          activity_id: scheduled.activity_id,
+          attempt: scheduled.attempt,
+        };
+        if (scheduled.dispatch_at <= now) this.#dispatch(run, ref);
+        else
+          this.#timers.set(`dispatch:${attemptKey(ref)}`, scheduled.dispatch_at, {
+            kind: "dispatch",
+            runId: s.runId,
+            ref,
+          });
+      }
+      for (const t of pendingTimers(run.state)) {
+        this.#timers.set(`run:${s.runId}:${t.timerId}`, t.fireAt, {
+          kind: "run",
+          runId: s.runId,
+          timerId: t.timerId,
+        });
+      }
+      // A crash between a result's commit and its decision cannot happen (they share a tick),
+      // but deciding again is harmless: decide is idempotent on a waiting run.
+      this.#markDirty(run);
+    }
+    this.#log.info({ runs: stored.length }, "engine recovered running runs");
+    return stored.length;
+  }
+
+  /** Starts a run; resolves once its start (and first decisions) are durable. */
+  start(request: StartRun): Promise<void> {
+    if (this.#runs.has(request.runId)) {
+      return Promise.reject(
+        new SkeinError("run_exists", `run ${request.runId} already exists`, { status: 409 }),
+      );
+    }
+    const run: Run = {
+      id: {
+        runId: request.runId,
+        workflowId: request.workflowId,
+        namespace: request.namespace,
+        definitionVersion: request.definition.version,
+      },
+      definition: request.definition,
+      state: EMPTY_RUN,
+      inbox: [],
+    };
+    this.#runs.set(request.runId, run);
+    return this.#enqueue(run, {
+      type: "RunStarted",
+      at: this.#now(),
+      workflow_id: request.workflowId,
+      definition_version: request.definition.version,
+      input_json: request.inputJson,
+    });
+  }
+
+  /** Cancels a running run (reason `requested`); resolves once recorded. */
+  cancel(runId: string): Promise<void> {
+    const run = this.#runs.get(runId);
+    if (run === undefined) return Promise.resolve();
+    return this.#enqueue(run, { type: "RunCancelled", at: this.#now(), reason: "requested" });
+  }
+
+  /** Resolves when no tick is running or pending. */
+  idle(): Promise<void> {
+    if (!this.#ticking && !this.#scheduled) return Promise.resolve();
+    return new Promise((done) => this.#idle.push(done));
+  }
+
+  close(): void {
+    this.#stopped = true;
+    this.#timers.close();
+  }
+
+  #result(ref: AttemptRef, event: (at: number) => HistoryEvent): Promise<void> | undefined {
+    const run = this.#runs.get(ref.run_id);
+    // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
+    if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt))
+      return undefined;
+    const key = attemptKey(ref);
+    this.#beats.delete(key);
+    this.#timers.delete(`stc:${key}`);
+    this.#timers.delete(`hb:${key}`);
+    return this.#enqueue(run, event(this.#now()));
+  }
+
+  #enqueue(run: Run, event: HistoryEvent): Promise<void> {
+    return new Promise((done, fail) => {
+      run.inbox.push({ event, done, fail });
+      this.#markDirty(run);
+    });
+  }
+
+  #markDirty(run: Run): void {
+    this.#dirty.add(run);
+    if (this.#scheduled || this.#ticking || this.#stopped) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#tick();
+    });
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#ticking || this.#stopped) return;
+    this.#ticking = true;
+    const now = this.#now();
+    const runs = [...this.#dirty];
+    this.#dirty.clear();
+    const batch: RunAppend[] = [];
+    const effects: { run: Run; command: Command }[] = [];
+    const waiters: InboxItem[] = [];
+    try {
+      for (const run of runs) {
+        const events: HistoryEvent[] = [];
+        const inbox = run.inbox;
+        run.inbox = [];
+        for (const item of inbox) {
+          if (!this.#applicable(run.state, item.event)) {
+            item.done?.();
+            continue;
+          }
+          run.state = apply(run.state, item.event);
+          events.push(item.event);
+          waiters.push(item);
+        }
+        const { commands } = await decide(run.definition, run.state, now);
+        for (const command of commands) {
+          const event = eventOf(command, now);
+          if (event !== undefined) {
+            run.state = apply(run.state, event);
+            events.push(event);
+          }
+          effects.push({ run, command });
+        }
+        if (events.length > 0) batch.push({ ...run.id, events, status: run.state.status });
+      }
+      if (batch.length > 0) await this.#opts.store.commit(batch);
+    } catch (error) {
+      this.#ticking = false;
+      for (const w of waiters) w.fail?.(error);
+      this.#log.error(
+        { err: error },
+        "engine tick failed; stopping (history is the truth: restart to recover)",
+      );
+      this.close();
+      this.#opts.onFatal?.(error);
+      return;
+    }
+    for (const w of waiters) w.done?.();
+    for (const { run, command } of effects) this.#effect(run, command);
+    for (const run of runs) {
+      if (run.state.status !== "Running" && this.#runs.get(run.id.runId) === run) {
+        this.#runs.delete(run.id.runId);
+        this.#opts.onRunEnded?.(run.id.runId, run.state);
+      }
+    }
+    this.#ticking = false;
+    if (this.#dirty.size > 0) {
+      this.#scheduled = true;
+      setImmediate(() => {
+        this.#scheduled = false;
+        void this.#tick();
+      });
+    } else {
+      for (const done of this.#idle.splice(0)) done();
+    }
+  }
+
+  /** Whether an inbox event still fits the run (a result may have been overtaken). */
+  #applicable(state: RunState, event: HistoryEvent): boolean {
+    switch (event.type) {
+      case "ActivityCompleted":
+      case "ActivityFailed":
+      case "ActivityTimedOut":
+        return acceptsResult(state, event.activity_id, event.attempt);
+      case "TimerFired":
+        return state.status === "Running" && state.timers.get(event.timer_id)?.fired === false;
+      case "RunCancelled":
+        return state.status === "Running";
+      default:
+        return true;
+    }
+  }
+
+  #effect(run: Run, command: Command): void {
+    const runId = run.id.runId;
+    switch (command.type) {
+      case "ScheduleActivity": {
+        const ref = { run_id: runId, activity_id: command.activityId, attempt: command.attempt };
+        if (command.dispatchAt <= this.#now()) this.#dispatch(run, ref);
+        else
+          this.#timers.set(`dispatch:${attemptKey(ref)}`, command.dispatchAt, {
+            kind: "dispatch",
+            runId,
+            ref,
+          });
+        return;
+      }
+      case "StartTimer":
+        this.#timers.set(`run:${runId}:${command.timerId}`, command.fireAt, {
+          kind: "run",
+          runId,
+          timerId: command.timerId,
+        });
+        return;
+      case "CancelActivity": {
+        const ref = { run_id: runId, activity_id: command.activityId, attempt: command.attempt };
+        this.#dispatcher?.cancel(ref, command.reason);
+        this.#dispatcher?.release(ref, command.reason);
+        return;
+      }
+      case "CompleteRun":
+      case "FailRun":
+      case "CancelRun":
+        return;
+    }
+  }
+
+  /** Offers the current attempt of an activity and arms its timeouts. */
+  #dispatch(run: Run, ref: AttemptRef): void {
+    const activity = run.state.activities.get(ref.activity_id);
+    if (
+      activity === undefined ||
+      activity.result !== undefined ||
+      activity.scheduled.attempt !== ref.attempt
+    )
+      return;
+    const s = activity.scheduled;
+    const key = attemptKey(ref);
+    const now = this.#now();
+    try {
+      this.#dispatcher?.offer({
+        ref,
+        namespace: run.id.namespace,
+        taskQueue: s.task_queue,
+        workflowId: run.id.workflowId,
+        action: s.action,
+        inputJson: s.input_json,
+        startToCloseMs: s.start_to_close_ms,
+        heartbeatMs: s.heartbeat_ms,
+      });
+    } catch (error) {
+      if (!(error instanceof SkeinError)) throw error;
+      if (error.code !== "attempt_already_dispatched") {
+        // The queue is full: the attempt fails now and is retried by its policy.
+        void this.#enqueue(run, {
+          type: "ActivityFailed",
+          at: now,
+          activity_id: ref.activity_id,
+          attempt: ref.attempt,
+          code: error.code,
+          message: error.message,
+          non_retryable: false,
+        });
+        return;
+      }
+    }
+    if (s.start_to_close_ms > 0) {
+      this.#timers.set(`stc:${key}`, now + s.start_to_close_ms, {
+        kind: "start_to_close",
+        runId: run.id.runId,
+        ref,
+      });
+    }
+    if (s.heartbeat_ms > 0) {
+      this.#beats.set(key, now);
+      this.#timers.set(`hb:${key}`, now + s.heartbeat_ms, {
+        kind: "heartbeat",
+        runId: run.id.runId,
+        ref,
+        ms: s.heartbeat_ms,
+      });
+    }
+  }
+
+  #onTimer(payload: TimerPayload): void {
+    const run = this.#runs.get(payload.runId);
+    if (run === undefined) return;
+    switch (payload.kind) {
+      case "dispatch":
+        this.#dispatch(run, payload.ref);
+        return;
+      case "run":
+        void this.#enqueue(run, { type: "TimerFired", at: this.#now(), timer_id: payload.timerId });
+        return;
+      case "start_to_close":
+      case "heartbeat": {
+        const { ref } = payload;
+        if (!acceptsResult(run.state, ref.activity_id, ref.attempt)) return;
+        const key = attemptKey(ref);
+        if (payload.kind === "heartbeat") {
+          const due = (this.#beats.get(key) ?? 0) + payload.ms;
+          if (due > this.#now()) {
+            this.#timers.set(`hb:${key}`, due, payload);
+            return;
+          }
+        }
+        this.#beats.delete(key);
+        this.#timers.delete(`stc:${key}`);
+        this.#timers.delete(`hb:${key}`);
+        this.#dispatcher?.release(ref, `${payload.kind} timeout`);
+        void this.#enqueue(run, {
+          type: "ActivityTimedOut",
+          at: this.#now(),
+          activity_id: ref.activity_id,
+          attempt: ref.attempt,
+          timeout: payload.kind,
+        });
+        return;
+      }
+    }
+  }
+}
