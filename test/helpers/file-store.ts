@@ -2,7 +2,7 @@
 // and benchmarks: each engine commit is one append of JSON lines to a real file (optionally
 // fsynced), and loadRunning folds the file back. Real file, real process deaths; not SQL.
 
-import { open, readFile } from "node:fs/promises";
+import { type FileHandle, open, readFile } from "node:fs/promises";
 import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
 import type { EngineStore, RunAppend, StoredRun } from "../../src/workflow/engine/store.ts";
 
@@ -10,6 +10,7 @@ export class FileStore implements EngineStore {
   readonly path: string;
   readonly #sync: boolean;
   commits = 0;
+  #file: FileHandle | undefined;
 
   constructor(path: string, options: { sync?: boolean } = {}) {
     this.path = path;
@@ -18,14 +19,16 @@ export class FileStore implements EngineStore {
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
     const text = `${batch.map((r) => JSON.stringify(r)).join("\n")}\n`;
-    const file = await open(this.path, "a");
-    try {
-      await file.write(text);
-      if (this.#sync) await file.datasync();
-    } finally {
-      await file.close();
-    }
+    // Write and sync off the event loop, so workers keep being served during the sync.
+    this.#file ??= await open(this.path, "a");
+    await this.#file.write(text);
+    if (this.#sync) await this.#file.datasync();
     this.commits++;
+  }
+
+  async close(): Promise<void> {
+    await this.#file?.close();
+    this.#file = undefined;
   }
 
   async runs(): Promise<Map<string, StoredRun & { status: string }>> {

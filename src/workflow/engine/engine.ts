@@ -4,7 +4,8 @@
  * commits each tick's events for all runs that advanced in one store transaction (group
  * commit). Only after the commit does it act: offer attempts to the matcher, arm timers,
  * send cancels, and acknowledge the results it recorded (so a worker forgets a result only
- * once it is durable). Nothing here polls: inputs schedule a tick, and timers live in one
+ * once it is durable; attempts and timers may go out while the commit is in flight, see
+ * `#tick`). Nothing here polls: inputs schedule a tick, and timers live in one
  * heap with one OS timer.
  *
  * Inputs land in a run's inbox and are applied only inside a tick, so a run's state changes
@@ -13,7 +14,7 @@
  * activity completes at most once. After a restart `recover()` rebuilds each running run
  * from its history, re-offers its in-flight attempts and re-arms its timers.
  *
- * Tick:  inbox events applied --> decide per dirty run --> one commit --> effects and acks
+ * Tick:  inbox events applied --> decide per dirty run --> effects --> one commit --> acks
  */
 
 import { SkeinError } from "../../common/errors.ts";
@@ -41,6 +42,8 @@ export interface Dispatcher {
   offer(task: TaskOffer): OfferOutcome;
   cancel(ref: AttemptRef, reason: string): unknown;
   release(ref: AttemptRef, reason: string): void;
+  /** Writes frames queued for workers now, rather than at the end of the turn. */
+  flush?(): void;
 }
 
 export interface EngineOptions {
@@ -306,6 +309,12 @@ export class Engine {
         }
         if (events.length > 0) batch.push({ ...run.id, events, status: run.state.status });
       }
+      // Effects go out while the commit is in flight: a worker's round trip overlaps the
+      // sync. This is safe because nothing is acknowledged before the commit: a crash now
+      // only repeats work (the same decisions are made again from history), and a result
+      // for an attempt whose scheduling was lost is never recorded.
+      for (const { run, command } of effects) this.#effect(run, command);
+      this.#dispatcher?.flush?.();
       if (batch.length > 0) await this.#opts.store.commit(batch);
     } catch (error) {
       this.#ticking = false;
@@ -319,7 +328,6 @@ export class Engine {
       return;
     }
     for (const w of waiters) w.done?.();
-    for (const { run, command } of effects) this.#effect(run, command);
     for (const run of runs) {
       if (run.state.status !== "Running" && this.#runs.get(run.id.runId) === run) {
         this.#runs.delete(run.id.runId);

@@ -370,6 +370,11 @@ export class Matcher {
     });
   };
 
+  /** Writes every session's queued frames now (before a blocking commit, say). */
+  flush(): void {
+    for (const s of this.#sessions) s.out.flush();
+  }
+
   /** Ends every stream (server shutdown). */
   closeAll(): void {
     for (const s of this.#sessions) this.#closeSession(s);
