@@ -133,7 +133,7 @@ name: long
 task_queue: q
 retry: { initial_backoff_ms: 10 }
 steps:
-  - { id: hold, call: { action: hold, input: "{ 'ms': 300 }", heartbeat_ms: 400 } }
+  - { id: hold, call: { action: hold, input: "{ 'ms': 300 }", heartbeat_ms: 1000 } }
 `,
         "yaml",
       );
