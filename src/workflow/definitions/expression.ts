@@ -29,6 +29,11 @@ export const EXPRESSION_CODE = "invalid_definition";
 /** Compiles `source`; throws the JSONata error. */
 export function compileExpression(source: string): Expression {
   const compiled = jsonata(source);
+  const constant = jsonConstant(source);
+  if (constant !== undefined) {
+    // A JSON text means the same in JSONata; skip the evaluator for it (a common `input: "{}"`).
+    return { source, evaluate: async () => JSON.parse(constant) };
+  }
   return {
     source,
     async evaluate(scope) {
@@ -49,6 +54,16 @@ export function compileExpression(source: string): Expression {
       }
     },
   };
+}
+
+/** The text itself when `source` is one JSON value, else undefined. */
+function jsonConstant(source: string): string | undefined {
+  try {
+    JSON.parse(source);
+    return source;
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSONata results can carry sequence markers and non-JSON values; keep plain JSON only. */

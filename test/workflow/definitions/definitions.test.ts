@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import jsonata from "jsonata";
 import { parseJson } from "../../../src/common/decode/index.ts";
 import {
   canonicalJson,
@@ -286,5 +287,33 @@ describe("workflow definitions", () => {
   ];
   for (const [json, text] of canonical) {
     test(`canonical form of ${json}`, () => assert.equal(canonicalJson(parseJson(json)), text));
+  }
+});
+
+describe("JSON literal expressions", () => {
+  const rows: [source: string, value: unknown][] = [
+    ["{}", {}],
+    ['{"a": [1, 2.5, "x"], "b": null}', { a: [1, 2.5, "x"], b: null }],
+    ["42", 42],
+    ['"text"', "text"],
+    ["true", true],
+  ];
+  for (const [source, value] of rows) {
+    test(`${source} evaluates to itself, as JSONata would`, async () => {
+      const d = parseDefinition(
+        JSON.stringify({
+          name: "x",
+          task_queue: "q",
+          steps: [{ id: "a", call: { action: "b", input: source } }],
+        }),
+        "json",
+      );
+      const a = d.steps[0]!;
+      assert.ok(a.kind === "call");
+      const got = await a.input.evaluate({ input: {}, steps: {} });
+      assert.deepEqual(got, value);
+      const viaJsonata = await jsonata(source).evaluate({});
+      assert.deepEqual(JSON.parse(JSON.stringify(viaJsonata)), value);
+    });
   }
 });
