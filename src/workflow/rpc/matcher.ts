@@ -99,6 +99,21 @@ export interface MatcherOptions {
 
 export type OfferOutcome = "dispatched" | "queued";
 
+/** A connected worker session, as a status read lists it. */
+export interface WorkerSession {
+  readonly sessionId: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly concurrency: number;
+  readonly deployment: string;
+  readonly instanceId: string;
+  readonly actions: readonly { action: string; capabilities: readonly string[] }[];
+  /** Attempts it holds now. */
+  readonly busy: number;
+}
+
 /** A live attempt, as the attempts read lists it. */
 export interface LiveAttempt {
   readonly ref: AttemptRef;
@@ -274,6 +289,22 @@ export class Matcher {
     }
     this.#released.add(key);
     this.cancel(ref, reason);
+  }
+
+  /** The connected worker sessions, with what each declared in its hello. */
+  workers(): WorkerSession[] {
+    return [...this.#sessions].map((s) => ({
+      sessionId: s.id,
+      name: s.hello.name,
+      kind: s.hello.kind,
+      namespace: s.hello.namespace,
+      taskQueue: s.hello.task_queue,
+      concurrency: s.hello.concurrency,
+      deployment: s.hello.deployment,
+      instanceId: s.hello.instance_id,
+      actions: s.hello.actions,
+      busy: s.assigned.size,
+    }));
   }
 
   /** Counts for status pages and tests. */

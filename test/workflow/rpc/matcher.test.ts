@@ -99,6 +99,54 @@ describe("matcher with real workers", () => {
     }
   });
 
+  test("the hello declares the worker: name, kind, namespace, queue, concurrency, deployment, actions", async () => {
+    const { endpoint, address } = await startEndpoint();
+    const { doc, token } = await moduleDoc();
+    const w = spawnWorker(
+      [
+        "module",
+        doc,
+        "--endpoint",
+        address,
+        "--token-file",
+        token,
+        "--concurrency",
+        "3",
+        "--namespace",
+        "ns1",
+      ],
+      { SKEIN_DEPLOYMENT: "billing-workers@7" },
+    );
+    try {
+      await sessions(endpoint, 1);
+      const [session] = endpoint.matcher.workers();
+      assert.ok(session !== undefined);
+      assert.match(session.instanceId, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(
+        { ...session, sessionId: "", instanceId: "" },
+        {
+          sessionId: "",
+          instanceId: "",
+          name: "module-worker",
+          kind: "module",
+          namespace: "ns1",
+          taskQueue: "q",
+          concurrency: 3,
+          deployment: "billing-workers@7",
+          actions: [
+            { action: "hold", capabilities: ["Cancel"] },
+            { action: "add", capabilities: ["Cancel"] },
+          ],
+          busy: 0,
+        },
+      );
+    } finally {
+      w.kill();
+      await w.exited;
+      await endpoint.close();
+    }
+  });
+
   test("the backlog is bounded: past it an offer is refused with task_queue_full", async () => {
     const { endpoint } = await startEndpoint({ maxBacklog: 2 });
     try {
