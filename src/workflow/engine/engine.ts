@@ -54,6 +54,8 @@ export interface EngineOptions {
   readonly logger?: Logger;
   /** Called when a commit fails; the engine stops, and the process should restart from history. */
   readonly onFatal?: (error: unknown) => void;
+  /** Called when a run is taken out of the engine because it cannot be advanced. */
+  readonly onRunError?: (runId: string, error: unknown) => void;
   /** Called once a run's end (Completed, Failed, Cancelled) is durable. */
   readonly onRunEnded?: (runId: string, state: RunState) => void;
 }
@@ -70,6 +72,12 @@ interface InboxItem {
   readonly event: HistoryEvent;
   readonly done?: () => void;
   readonly fail?: (error: unknown) => void;
+}
+
+interface Advanced {
+  readonly events: HistoryEvent[];
+  readonly commands: readonly Command[];
+  readonly waiters: InboxItem[];
 }
 
 interface Run {
@@ -158,18 +166,24 @@ export class Engine {
     const stored = await this.#opts.store.loadRunning();
     const now = this.#now();
     for (const s of stored) {
-      const definition = await this.#opts.definitions(s.namespace, s.definitionVersion);
-      const run: Run = {
-        id: {
-          runId: s.runId,
-          workflowId: s.workflowId,
-          namespace: s.namespace,
-          definitionVersion: s.definitionVersion,
-        },
-        definition,
-        state: replay(s.history),
-        inbox: [],
-      };
+      let run: Run;
+      try {
+        run = {
+          id: {
+            runId: s.runId,
+            workflowId: s.workflowId,
+            namespace: s.namespace,
+            definitionVersion: s.definitionVersion,
+          },
+          definition: await this.#opts.definitions(s.namespace, s.definitionVersion),
+          state: replay(s.history),
+          inbox: [],
+        };
+      } catch (error) {
+        this.#log.error({ err: error, run: s.runId }, "run not recovered");
+        this.#opts.onRunError?.(s.runId, error);
+        continue;
+      }
       this.#runs.set(s.runId, run);
       for (const scheduled of inFlight(run.state)) {
         const ref = {
@@ -286,28 +300,18 @@ export class Engine {
     const waiters: InboxItem[] = [];
     try {
       for (const run of runs) {
-        const events: HistoryEvent[] = [];
-        const inbox = run.inbox;
-        run.inbox = [];
-        for (const item of inbox) {
-          if (!this.#applicable(run.state, item.event)) {
-            item.done?.();
-            continue;
-          }
-          run.state = apply(run.state, item.event);
-          events.push(item.event);
-          waiters.push(item);
+        let advanced: Advanced;
+        try {
+          advanced = await this.#advance(run, now);
+        } catch (error) {
+          this.#quarantine(run, error);
+          continue;
         }
-        const { commands } = await decide(run.definition, run.state, now);
-        for (const command of commands) {
-          const event = eventOf(command, now);
-          if (event !== undefined) {
-            run.state = apply(run.state, event);
-            events.push(event);
-          }
-          effects.push({ run, command });
+        if (advanced.events.length > 0) {
+          batch.push({ ...run.id, events: advanced.events, status: run.state.status });
         }
-        if (events.length > 0) batch.push({ ...run.id, events, status: run.state.status });
+        waiters.push(...advanced.waiters);
+        for (const command of advanced.commands) effects.push({ run, command });
       }
       // Effects go out while the commit is in flight: a worker's round trip overlaps the
       // sync. This is safe because nothing is acknowledged before the commit: a crash now
@@ -344,6 +348,49 @@ export class Engine {
     } else {
       for (const done of this.#idle.splice(0)) done();
     }
+  }
+
+  /** Applies a run's inbox and decides; mutates only `run.state` and `run.inbox`. */
+  async #advance(run: Run, now: number): Promise<Advanced> {
+    const events: HistoryEvent[] = [];
+    const waiters: InboxItem[] = [];
+    const inbox = run.inbox;
+    run.inbox = [];
+    for (const item of inbox) {
+      if (!this.#applicable(run.state, item.event)) {
+        item.done?.();
+        continue;
+      }
+      run.state = apply(run.state, item.event);
+      events.push(item.event);
+      waiters.push(item);
+    }
+    try {
+      const { commands } = await decide(run.definition, run.state, now);
+      for (const command of commands) {
+        const event = eventOf(command, now);
+        if (event === undefined) continue;
+        run.state = apply(run.state, event);
+        events.push(event);
+      }
+      return { events, commands, waiters };
+    } catch (error) {
+      for (const item of waiters) item.fail?.(error);
+      throw error;
+    }
+  }
+
+  /**
+   * A run whose history or definition the engine cannot work with (a corrupt history, a
+   * definition that is not the pinned one) is taken out of memory, reported, and left as it is
+   * in the store for an operator; every other run goes on.
+   */
+  #quarantine(run: Run, error: unknown): void {
+    this.#runs.delete(run.id.runId);
+    for (const item of run.inbox) item.fail?.(error);
+    run.inbox = [];
+    this.#log.error({ err: error, run: run.id.runId }, "run quarantined");
+    this.#opts.onRunError?.(run.id.runId, error);
   }
 
   /** Whether an inbox event still fits the run (a result may have been overtaken). */

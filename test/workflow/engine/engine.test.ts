@@ -268,3 +268,71 @@ describe("server killed with SIGKILL mid-run", () => {
     }
   });
 });
+
+describe("runs the engine cannot advance are quarantined, the others go on", () => {
+  test("a corrupt history and a definition that is not the pinned one", async () => {
+    const dir = await tempDir();
+    const store = new FileStore(join(dir, "history.jsonl"));
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const other = parseDefinition(
+      "name: e\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const identity = (runId: string, version: string) => ({
+      runId,
+      workflowId: runId,
+      namespace: "default",
+      definitionVersion: version,
+      status: "Running" as const,
+    });
+    const startedAt = (version: string): HistoryEvent => ({
+      type: "RunStarted",
+      at: 1,
+      workflow_id: "w",
+      definition_version: version,
+      input_json: "{}",
+    });
+    await store.commit([
+      { ...identity("good", def.version), events: [startedAt(def.version)] },
+      // A result for an activity that was never scheduled.
+      {
+        ...identity("corrupt", def.version),
+        events: [
+          startedAt(def.version),
+          { type: "ActivityCompleted", at: 2, activity_id: 1, attempt: 1, output_json: "{}" },
+        ],
+      },
+      // Recorded as pinning `other`, but the lookup returns `def`.
+      { ...identity("mismatch", other.version), events: [startedAt(other.version)] },
+    ]);
+    const errors = new Map<string, string>();
+    const engine = new Engine({
+      store,
+      definitions: async () => def,
+      onRunError: (runId, error) => errors.set(runId, (error as { code: string }).code),
+    });
+    const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+      verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
+      namespaceGate: async () => true,
+      events: engine.matcherEvents,
+    });
+    engine.attach(endpoint.matcher);
+    try {
+      assert.equal(await engine.recover(), 3);
+      await engine.idle();
+      assert.deepEqual([...errors].sort(), [
+        ["corrupt", "history_corrupt"],
+        ["mismatch", "definition_mismatch"],
+      ]);
+      assert.equal(engine.running, 1);
+      assert.equal(engine.state("good")?.activities.size, 1, "the good run scheduled its activity");
+      assert.equal(endpoint.matcher.stats().waiting, 1, "and offered it");
+    } finally {
+      engine.close();
+      await endpoint.close();
+    }
+  });
+});
