@@ -83,7 +83,6 @@ const timed: Dispatcher = {
     offeredAt.set(attemptKey(task.ref), performance.now());
     return endpoint.matcher.offer(task);
   },
-  cancel: (ref, reason) => endpoint.matcher.cancel(ref, reason),
   release: (ref, reason) => endpoint.matcher.release(ref, reason),
   flush: () => endpoint.matcher.flush(),
 };

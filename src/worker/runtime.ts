@@ -244,15 +244,9 @@ export class WorkerRuntime {
             case "task":
               this.#accept(frame.task);
               break;
-            case "cancel": {
-              const r = this.#running.get(attemptKey(frame.cancel.ref));
-              r?.abort.abort(
-                new ActivityError("cancelled", frame.cancel.reason || "cancelled by the server", {
-                  nonRetryable: true,
-                }),
-              );
+            case "cancel":
+              this.#cancel(frame.cancel.ref, frame.cancel.reason || "cancelled by the server");
               break;
-            }
             case "ack":
               this.#unacked.delete(attemptKey(frame.ack.ref));
               break;
@@ -265,6 +259,26 @@ export class WorkerRuntime {
       call.on("status", (status: grpc.StatusObject) => finish(status.code, status.details));
       call.write({ frames: [this.#hello()] });
     });
+  }
+
+  #cancel(ref: AttemptRef, reason: string): void {
+    const key = attemptKey(ref);
+    const error = new ActivityError("cancelled", reason, { nonRetryable: true });
+    const running = this.#running.get(key);
+    if (running !== undefined) {
+      running.abort.abort(error);
+      return;
+    }
+    // Not started yet (waiting for a handler slot): it never starts.
+    const i = this.#waiting.findIndex((t) => attemptKey(t.ref) === key);
+    if (i < 0) return;
+    this.#waiting.splice(i, 1);
+    const result: WorkerFrame = {
+      frame: "failure",
+      failure: { ref, code: error.code, message: error.message, non_retryable: true },
+    };
+    this.#unacked.set(key, result);
+    this.#out?.push(result);
   }
 
   #accept(task: Task): void {

@@ -40,7 +40,7 @@ import { TimerQueue } from "./timers.ts";
 /** The matcher operations the engine uses; `Matcher` satisfies it. */
 export interface Dispatcher {
   offer(task: TaskOffer): OfferOutcome;
-  cancel(ref: AttemptRef, reason: string): unknown;
+  /** Gives up an attempt: withdrawn if waiting, told to stop if running. */
   release(ref: AttemptRef, reason: string): void;
   /** Writes frames queued for workers now, rather than at the end of the turn. */
   flush?(): void;
@@ -432,7 +432,6 @@ export class Engine {
         return;
       case "CancelActivity": {
         const ref = { run_id: runId, activity_id: command.activityId, attempt: command.attempt };
-        this.#dispatcher?.cancel(ref, command.reason);
         this.#dispatcher?.release(ref, command.reason);
         return;
       }
