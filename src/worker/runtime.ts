@@ -98,7 +98,7 @@ export class WorkerRuntime {
   /** Tasks assigned beyond the free handler slots (only after a re-attach overlap). */
   readonly #waiting: Task[] = [];
   /** Results not yet acknowledged by the server, by attempt key. */
-  readonly #unacked = new Map<string, WorkerFrame>();
+  readonly #unacked = new Map<string, { readonly frame: WorkerFrame; readonly action: string }>();
   #out: FrameBatcher<WorkerFrame> | undefined;
   #call: ClientStream | undefined;
   #stopped = false;
@@ -197,8 +197,10 @@ export class WorkerRuntime {
         })),
         instance_id: this.#instanceId,
         running: [...this.#running.values()]
-          .map((r) => r.task.ref)
-          .concat([...this.#unacked.values()].map(refOf)),
+          .map((r) => ({ ref: r.task.ref, action: r.task.action }))
+          .concat(
+            [...this.#unacked.values()].map((u) => ({ ref: refOf(u.frame), action: u.action })),
+          ),
       },
     };
   }
@@ -239,7 +241,7 @@ export class WorkerRuntime {
                 { endpoint: this.#opts.target, session: frame.welcome.session_id },
                 "connected",
               );
-              for (const result of this.#unacked.values()) out.push(result);
+              for (const result of this.#unacked.values()) out.push(result.frame);
               break;
             case "task":
               this.#accept(frame.task);
@@ -272,12 +274,12 @@ export class WorkerRuntime {
     // Not started yet (waiting for a handler slot): it never starts.
     const i = this.#waiting.findIndex((t) => attemptKey(t.ref) === key);
     if (i < 0) return;
-    this.#waiting.splice(i, 1);
+    const [task] = this.#waiting.splice(i, 1);
     const result: WorkerFrame = {
       frame: "failure",
       failure: { ref, code: error.code, message: error.message, non_retryable: true },
     };
-    this.#unacked.set(key, result);
+    this.#unacked.set(key, { frame: result, action: task!.action });
     this.#out?.push(result);
   }
 
@@ -286,7 +288,7 @@ export class WorkerRuntime {
     if (this.#running.has(key)) return;
     const result = this.#unacked.get(key);
     if (result !== undefined) {
-      this.#out?.push(result);
+      this.#out?.push(result.frame);
       return;
     }
     if (this.#running.size >= this.#opts.concurrency) {
@@ -381,7 +383,7 @@ export class WorkerRuntime {
     if (running.heartbeat !== undefined) clearInterval(running.heartbeat);
     if (running.deadline !== undefined) clearTimeout(running.deadline);
     this.#running.delete(key);
-    this.#unacked.set(key, result);
+    this.#unacked.set(key, { frame: result, action: running.task.action });
     this.#out?.push(result);
     const next = this.#waiting.shift();
     if (next !== undefined && !this.#stopped) this.#start(next);

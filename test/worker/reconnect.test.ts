@@ -246,6 +246,15 @@ describe("a dropped connection to the same server", () => {
       await recorder.until(() => recorder.heartbeats.length > 0, "a heartbeat");
       for (const s of sockets) s.destroy();
       await recorder.until(() => recorder.detached.length === 1, "the attempt to be detached");
+      await recorder.until(() => recorder.attached.length === 1, "the attempt to be re-attached");
+      // Re-attached, it is live again with its action's capabilities (for interventions).
+      const live = endpoint.matcher.liveAttempts(task.ref.run_id);
+      if (recorder.results.length === 0) {
+        assert.deepEqual(
+          live.map((a) => [a.ref, a.capabilities]),
+          [[task.ref, ["Cancel"]]],
+        );
+      }
       const result = await recorder.waitResult(task.ref);
       assert.equal(result.type, "completed");
       assert.deepEqual(recorder.attached, [task.ref]);

@@ -31,7 +31,7 @@ export const helloDecoder = object({
     { min: 1, max: 4096 },
   ),
   instance_id: string({ maxBytes: 128 }),
-  running: array(attemptRefDecoder, { max: MAX_CONCURRENCY * 4 }),
+  running: array(object({ ref: attemptRefDecoder, action: name }), { max: MAX_CONCURRENCY * 4 }),
 });
 
 export type DecodedHello = Decoded<typeof helloDecoder>;

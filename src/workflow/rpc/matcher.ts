@@ -171,10 +171,16 @@ interface Queue {
   waiting: number;
 }
 
+/**
+ * An attempt the matcher holds: waiting (no session, with its offer), assigned (a session),
+ * or detached (no session, no offer: its worker's stream ended and may come back).
+ */
 interface Holding {
   readonly session: Session | undefined;
   readonly offer: TaskOffer | undefined;
   readonly queueKey: string;
+  /** The attempt's action, for its capabilities. */
+  readonly action: string;
 }
 
 export class Matcher {
@@ -224,7 +230,7 @@ export class Matcher {
     }
     backlog.push(task);
     queue.waiting++;
-    this.#holding.set(key, { session: undefined, offer: task, queueKey: qk });
+    this.#holding.set(key, { session: undefined, offer: task, queueKey: qk, action: task.action });
     return "queued";
   }
 
@@ -261,10 +267,9 @@ export class Matcher {
       if (s === undefined || s.closed) continue;
       const ref = s.assigned.get(key);
       if (ref === undefined || ref.run_id !== runId) continue;
-      const action = holding.offer?.action;
       out.push({
         ref,
-        capabilities: action === undefined ? [] : (s.actions.get(action) ?? []),
+        capabilities: s.actions.get(holding.action) ?? [],
         workerName: s.hello.name,
         sessionId: s.id,
       });
@@ -446,7 +451,7 @@ export class Matcher {
     // Re-attach: the attempts this process still holds count against its slots and their
     // results are accepted from this session.
     const attached: AttemptRef[] = [];
-    for (const ref of hello.running) {
+    for (const { ref, action } of hello.running) {
       const key = attemptKey(ref);
       const prior = this.#holding.get(key);
       // Assigned to another live worker since: that one's result counts, not this one's.
@@ -458,7 +463,7 @@ export class Matcher {
         if (backlog?.remove((t) => t === prior.offer) !== undefined) queue.waiting--;
       }
       session.assigned.set(key, ref);
-      this.#holding.set(key, { session, offer: prior?.offer, queueKey: qk });
+      this.#holding.set(key, { session, offer: prior?.offer, queueKey: qk, action });
       attached.push(ref);
     }
     if (attached.length > 0) this.#opts.events.attached?.(attached, session.ctx);
@@ -487,7 +492,12 @@ export class Matcher {
       const holding = this.#holding.get(key);
       if (holding?.session === session) {
         // Kept (without a session) so a reconnecting worker can re-attach it.
-        this.#holding.set(key, { session: undefined, offer: undefined, queueKey: qk });
+        this.#holding.set(key, {
+          session: undefined,
+          offer: undefined,
+          queueKey: qk,
+          action: holding.action,
+        });
         detached.push(ref);
       }
     }
@@ -502,7 +512,7 @@ export class Matcher {
   #assign(session: Session, task: TaskOffer, qk: string): void {
     const key = attemptKey(task.ref);
     session.assigned.set(key, task.ref);
-    this.#holding.set(key, { session, offer: task, queueKey: qk });
+    this.#holding.set(key, { session, offer: task, queueKey: qk, action: task.action });
     session.out.push({
       frame: "task",
       task: {

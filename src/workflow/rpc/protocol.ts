@@ -34,7 +34,13 @@ export interface Hello {
   deployment: string;
   actions: ActionCapabilities[];
   instance_id: string;
-  running: AttemptRef[];
+  running: HeldAttempt[];
+}
+
+/** An attempt a reconnecting worker still holds, with its action (for its capabilities). */
+export interface HeldAttempt {
+  ref: AttemptRef;
+  action: string;
 }
 
 export interface Heartbeat {
