@@ -14,7 +14,7 @@
  * activity completes at most once. After a restart `recover()` rebuilds each running run
  * from its history, re-offers its in-flight attempts and re-arms its timers.
  *
- * Tick:  inbox events applied --> decide per dirty run --> effects --> one commit --> acks
+ * Tick:  inbox events applied --> decide per dirty run --> effects --> (pipeline) one commit --> acks
  */
 
 import { SkeinError } from "../../common/errors.ts";
@@ -74,6 +74,12 @@ interface InboxItem {
   readonly fail?: (error: unknown) => void;
 }
 
+interface PendingCommit {
+  readonly batch: Map<string, RunAppend>;
+  readonly waiters: InboxItem[];
+  readonly ended: Run[];
+}
+
 interface Advanced {
   readonly events: HistoryEvent[];
   readonly commands: readonly Command[];
@@ -110,6 +116,9 @@ export class Engine {
   #dispatcher: Dispatcher | undefined;
   #ticking = false;
   #scheduled = false;
+  #committing = false;
+  /** Processed events (and their waiters) waiting for the commit in flight to finish. */
+  #pending: PendingCommit | undefined;
   #stopped = false;
   /** Resolvers waiting for the engine to be idle (tests, shutdown). */
   #idle: (() => void)[] = [];
@@ -251,7 +260,9 @@ export class Engine {
 
   /** Resolves when no tick is running or pending. */
   idle(): Promise<void> {
-    if (!this.#ticking && !this.#scheduled) return Promise.resolve();
+    if (!this.#ticking && !this.#scheduled && !this.#committing && this.#pending === undefined) {
+      return Promise.resolve();
+    }
     return new Promise((done) => this.#idle.push(done));
   }
 
@@ -289,65 +300,103 @@ export class Engine {
     });
   }
 
+  /**
+   * The processing half of a tick: apply inboxes, decide, start effects, and hand the new
+   * events to the commit pipeline. It does not wait for the commit: the next tick may
+   * process (and dispatch) while the previous batch syncs, so at low load a step costs a
+   * worker round trip, not a round trip plus a sync. Batches that wait for the commit in
+   * flight merge into one, so at high load each sync carries everything that accumulated.
+   */
   async #tick(): Promise<void> {
     if (this.#ticking || this.#stopped) return;
     this.#ticking = true;
     const now = this.#now();
     const runs = [...this.#dirty];
     this.#dirty.clear();
-    const batch: RunAppend[] = [];
+    const pending: PendingCommit = this.#pending ?? { batch: new Map(), waiters: [], ended: [] };
+    this.#pending = pending;
     const effects: { run: Run; command: Command }[] = [];
-    const waiters: InboxItem[] = [];
-    try {
-      for (const run of runs) {
-        let advanced: Advanced;
-        try {
-          advanced = await this.#advance(run, now);
-        } catch (error) {
-          this.#quarantine(run, error);
-          continue;
-        }
-        if (advanced.events.length > 0) {
-          batch.push({ ...run.id, events: advanced.events, status: run.state.status });
-        }
-        waiters.push(...advanced.waiters);
-        for (const command of advanced.commands) effects.push({ run, command });
+    for (const run of runs) {
+      let advanced: Advanced;
+      try {
+        advanced = await this.#advance(run, now);
+      } catch (error) {
+        this.#quarantine(run, error);
+        continue;
       }
-      // Effects go out while the commit is in flight: a worker's round trip overlaps the
-      // sync. This is safe because nothing is acknowledged before the commit: a crash now
-      // only repeats work (the same decisions are made again from history), and a result
-      // for an attempt whose scheduling was lost is never recorded.
-      for (const { run, command } of effects) this.#effect(run, command);
-      this.#dispatcher?.flush?.();
-      if (batch.length > 0) await this.#opts.store.commit(batch);
+      if (advanced.events.length > 0) {
+        const prior = pending.batch.get(run.id.runId);
+        pending.batch.set(run.id.runId, {
+          ...run.id,
+          events: prior === undefined ? advanced.events : [...prior.events, ...advanced.events],
+          status: run.state.status,
+        });
+      }
+      pending.waiters.push(...advanced.waiters);
+      for (const command of advanced.commands) effects.push({ run, command });
+      if (run.state.status !== "Running") pending.ended.push(run);
+    }
+    // Effects go out before their events are durable. This is safe because nothing is
+    // acknowledged before its commit and commits land in order: a crash only repeats work
+    // that history does not show yet (the same decisions are made again from history), and
+    // a result for an attempt whose scheduling was lost is never recorded.
+    for (const { run, command } of effects) this.#effect(run, command);
+    this.#dispatcher?.flush?.();
+    this.#ticking = false;
+    void this.#pump();
+    this.#next();
+  }
+
+  /** Commits the pending batch when no commit is in flight; then acknowledges it. */
+  async #pump(): Promise<void> {
+    if (this.#committing || this.#stopped) return;
+    const pending = this.#pending;
+    if (pending === undefined) {
+      this.#settleIdle();
+      return;
+    }
+    this.#pending = undefined;
+    this.#committing = true;
+    try {
+      if (pending.batch.size > 0) await this.#opts.store.commit([...pending.batch.values()]);
     } catch (error) {
-      this.#ticking = false;
-      for (const w of waiters) w.fail?.(error);
+      this.#committing = false;
+      for (const w of pending.waiters) w.fail?.(error);
       this.#log.error(
         { err: error },
-        "engine tick failed; stopping (history is the truth: restart to recover)",
+        "engine commit failed; stopping (history is the truth: restart to recover)",
       );
       this.close();
       this.#opts.onFatal?.(error);
       return;
     }
-    for (const w of waiters) w.done?.();
-    for (const run of runs) {
-      if (run.state.status !== "Running" && this.#runs.get(run.id.runId) === run) {
+    this.#committing = false;
+    for (const w of pending.waiters) w.done?.();
+    for (const run of pending.ended) {
+      if (this.#runs.get(run.id.runId) === run) {
         this.#runs.delete(run.id.runId);
         this.#opts.onRunEnded?.(run.id.runId, run.state);
       }
     }
-    this.#ticking = false;
-    if (this.#dirty.size > 0) {
-      this.#scheduled = true;
-      setImmediate(() => {
-        this.#scheduled = false;
-        void this.#tick();
-      });
-    } else {
-      for (const done of this.#idle.splice(0)) done();
+    await this.#pump();
+  }
+
+  #next(): void {
+    if (this.#dirty.size === 0 || this.#scheduled || this.#stopped) {
+      this.#settleIdle();
+      return;
     }
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#tick();
+    });
+  }
+
+  #settleIdle(): void {
+    if (this.#ticking || this.#scheduled || this.#committing || this.#pending !== undefined) return;
+    if (this.#dirty.size > 0) return;
+    for (const done of this.#idle.splice(0)) done();
   }
 
   /** Applies a run's inbox and decides; mutates only `run.state` and `run.inbox`. */
