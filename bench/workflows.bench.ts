@@ -176,7 +176,7 @@ async function measure(total: number, concurrency: number): Promise<Figures> {
 
 await runBench("workflows", [
   {
-    name: `C=64, W=${W}, M=${M}, ${SYNC ? "fdatasync per tick" : "no sync"}`,
+    name: `C=64, W=${W}, M=${M}, ${SYNC ? "fdatasync per commit" : "no sync"}`,
     async run() {
       await closedLoop(WARMUP, 64);
       return measure(W, 64);

@@ -266,9 +266,23 @@ export class Engine {
     return new Promise((done) => this.#idle.push(done));
   }
 
+  /**
+   * Stops the engine. Inputs not yet committed are refused (their results stay with their
+   * workers, which send them again to the next server); a commit in flight still lands.
+   */
   close(): void {
+    if (this.#stopped) return;
     this.#stopped = true;
     this.#timers.close();
+    const stopped = new SkeinError("engine_stopped", "the engine stopped before recording this", {
+      status: 503,
+    });
+    for (const w of this.#pending?.waiters ?? []) w.fail?.(stopped);
+    this.#pending = undefined;
+    for (const run of this.#runs.values()) {
+      for (const item of run.inbox) item.fail?.(stopped);
+      run.inbox = [];
+    }
   }
 
   #result(ref: AttemptRef, event: (at: number) => HistoryEvent): Promise<void> | undefined {
