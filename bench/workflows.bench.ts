@@ -3,8 +3,9 @@
  * `skein worker` process. The workload is the one the public durable-execution anchors use:
  * W workflows (after a warm-up), each M sequential no-op steps (`module` activities), C
  * workflows in flight (a closed loop: each finished workflow starts the next). C = 64
- * measures throughput; C = 1 measures the time per step. Every engine tick is one durable
- * commit (write + fdatasync) to the history file store; there is no per-activity sync.
+ * measures throughput; C = 1 measures the time per step. Every engine commit (one at a time,
+ * carrying every event processed since the previous one) is a write + fdatasync to the
+ * history file store; there is no per-activity sync.
  *
  * Prints workflows/s, activities/s, p50/p99 dispatch-to-completion latency, ms per step, and
  * the CPU seconds of the engine process and of each worker process.
