@@ -162,7 +162,9 @@ function retryOrFail(step: CallStep, activity: ActivityState): Command {
     result.kind === "failed"
       ? `${result.code}: ${result.message}`
       : result.kind === "timed_out"
-        ? `${result.timeout}_timeout`
+        ? result.timeout === "worker_lost"
+          ? "worker_lost"
+          : `${result.timeout}_timeout`
         : "completed";
   const final =
     (result.kind === "failed" &&

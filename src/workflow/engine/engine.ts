@@ -54,6 +54,11 @@ export interface EngineOptions {
   readonly logger?: Logger;
   /** Called when a commit fails; the engine stops, and the process should restart from history. */
   readonly onFatal?: (error: unknown) => void;
+  /**
+   * How long an attempt whose worker disconnected may wait for that worker to re-attach it
+   * before it is timed out as `worker_lost` and retried (default 10 s).
+   */
+  readonly reattachGraceMs?: number;
   /** Called when a run is taken out of the engine because it cannot be advanced. */
   readonly onRunError?: (runId: string, error: unknown) => void;
   /** Called once a run's end (Completed, Failed, Cancelled) is durable. */
@@ -96,6 +101,7 @@ interface Run {
 type TimerPayload =
   | { readonly kind: "dispatch"; readonly runId: string; readonly ref: AttemptRef }
   | { readonly kind: "start_to_close"; readonly runId: string; readonly ref: AttemptRef }
+  | { readonly kind: "worker_lost"; readonly runId: string; readonly ref: AttemptRef }
   | {
       readonly kind: "heartbeat";
       readonly runId: string;
@@ -113,6 +119,7 @@ export class Engine {
   readonly #timers: TimerQueue<TimerPayload>;
   /** Last heartbeat per attempt key. */
   readonly #beats = new Map<string, number>();
+  readonly #reattachGraceMs: number;
   #dispatcher: Dispatcher | undefined;
   #ticking = false;
   #scheduled = false;
@@ -146,12 +153,29 @@ export class Engine {
     heartbeat: (ref) => {
       this.#beats.set(attemptKey(ref), this.#now());
     },
+    // A worker's stream ended while it held these attempts: it may come back and re-attach
+    // them; if it does not within the grace, they are lost and retried.
+    detached: (refs) => {
+      const at = this.#now() + this.#reattachGraceMs;
+      for (const ref of refs) {
+        if (!this.#runs.has(ref.run_id)) continue;
+        this.#timers.set(`lost:${attemptKey(ref)}`, at, {
+          kind: "worker_lost",
+          runId: ref.run_id,
+          ref,
+        });
+      }
+    },
+    attached: (refs) => {
+      for (const ref of refs) this.#timers.delete(`lost:${attemptKey(ref)}`);
+    },
   };
 
   constructor(options: EngineOptions) {
     this.#opts = options;
     this.#log = options.logger ?? silentLogger();
     this.#now = options.now ?? Date.now;
+    this.#reattachGraceMs = options.reattachGraceMs ?? 10_000;
     this.#timers = new TimerQueue((_, payload) => this.#onTimer(payload), this.#now);
   }
 
@@ -294,6 +318,7 @@ export class Engine {
     this.#beats.delete(key);
     this.#timers.delete(`stc:${key}`);
     this.#timers.delete(`hb:${key}`);
+    this.#timers.delete(`lost:${key}`);
     return this.#enqueue(run, event(this.#now()));
   }
 
@@ -573,7 +598,8 @@ export class Engine {
         void this.#enqueue(run, { type: "TimerFired", at: this.#now(), timer_id: payload.timerId });
         return;
       case "start_to_close":
-      case "heartbeat": {
+      case "heartbeat":
+      case "worker_lost": {
         const { ref } = payload;
         if (!acceptsResult(run.state, ref.activity_id, ref.attempt)) return;
         const key = attemptKey(ref);
@@ -587,7 +613,11 @@ export class Engine {
         this.#beats.delete(key);
         this.#timers.delete(`stc:${key}`);
         this.#timers.delete(`hb:${key}`);
-        this.#dispatcher?.release(ref, `${payload.kind} timeout`);
+        this.#timers.delete(`lost:${key}`);
+        this.#dispatcher?.release(
+          ref,
+          payload.kind === "worker_lost" ? "worker lost" : `${payload.kind} timeout`,
+        );
         void this.#enqueue(run, {
           type: "ActivityTimedOut",
           at: this.#now(),

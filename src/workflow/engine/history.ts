@@ -54,7 +54,8 @@ export const historyEvent = tagged("type", {
     at,
     activity_id: u32({ min: 1 }),
     attempt: u32({ min: 1 }),
-    timeout: oneOf(["start_to_close", "heartbeat"]),
+    /** `worker_lost`: its worker's stream ended and it was not re-attached in time. */
+    timeout: oneOf(["start_to_close", "heartbeat", "worker_lost"]),
   },
   TimerStarted: { at, timer_id: string(), fire_at: at },
   TimerFired: { at, timer_id: string() },

@@ -25,7 +25,7 @@ export type AttemptResult =
   | {
       readonly kind: "timed_out";
       readonly at: number;
-      readonly timeout: "start_to_close" | "heartbeat";
+      readonly timeout: "start_to_close" | "heartbeat" | "worker_lost";
     };
 
 export interface ActivityState {

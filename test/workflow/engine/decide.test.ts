@@ -227,6 +227,35 @@ describe("decide", () => {
       ],
     ],
     [
+      "an attempt lost with its worker is retried",
+      [
+        started,
+        RESERVE_1,
+        {
+          type: "ActivityTimedOut",
+          at: T0 + 50,
+          activity_id: 1,
+          attempt: 1,
+          timeout: "worker_lost",
+        },
+      ],
+      T0 + 50,
+      [
+        command({
+          type: "ScheduleActivity",
+          activityId: 1,
+          attempt: 2,
+          stepId: "reserve",
+          action: "reserve",
+          taskQueue: "shop",
+          inputJson: '{"sku":"X1"}',
+          dispatchAt: T0 + 50 + 100,
+          startToCloseMs: 5000,
+          heartbeatMs: 0,
+        }),
+      ],
+    ],
+    [
       "a failure the worker marked non-retryable fails the run at once",
       [started, RESERVE_1, failed(1, 1, "bad_input", T0 + 5, true)],
       T0 + 5,

@@ -27,7 +27,7 @@ import {
   writeJson,
 } from "../../helpers/worker-endpoint.ts";
 
-async function setup() {
+async function setup(options: { reattachGraceMs?: number } = {}) {
   const dir = await tempDir();
   const store = new FileStore(join(dir, "history.jsonl"));
   const ended = new Map<string, (state: RunState) => void>();
@@ -35,6 +35,7 @@ async function setup() {
     store,
     definitions: async () => assert.fail("no recovery in this test"),
     onRunEnded: (runId, state) => ended.get(runId)?.(state),
+    ...options,
   });
   const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
     verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
@@ -150,6 +151,39 @@ steps:
       assert.deepEqual(
         timedOut.map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
         [[1, 1, "heartbeat"]],
+      );
+      assert.deepEqual(completions(history), [[1, 2]]);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill();
+      await second?.exited;
+      await t.close();
+    }
+  });
+
+  test("a lost attempt (worker killed, no heartbeat timeout) is retried after the re-attach grace", async () => {
+    const t = await setup({ reattachGraceMs: 200 });
+    const first = t.worker();
+    let second: ReturnType<typeof t.worker> | undefined;
+    try {
+      await sessions(t.endpoint, 1);
+      const def = parseDefinition(
+        "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: hold, input: \"{'ms': 300}\"}}]",
+        "yaml",
+      );
+      const { runId, done } = await t.run(def, {});
+      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
+        await new Promise((r) => setTimeout(r, 10));
+      first.kill("SIGKILL");
+      await first.exited;
+      second = t.worker();
+      assert.equal((await done).status, "Completed");
+      const history = await t.store.history(runId);
+      assert.deepEqual(
+        history
+          .filter((e) => e.type === "ActivityTimedOut")
+          .map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
+        [[1, 1, "worker_lost"]],
       );
       assert.deepEqual(completions(history), [[1, 2]]);
     } finally {
