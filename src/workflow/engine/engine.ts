@@ -120,6 +120,8 @@ export class Engine {
   /** Last heartbeat per attempt key. */
   readonly #beats = new Map<string, number>();
   readonly #reattachGraceMs: number;
+  /** Set while `recover()` loads runs. */
+  #recovering: Promise<void> | undefined;
   #dispatcher: Dispatcher | undefined;
   #ticking = false;
   #scheduled = false;
@@ -195,7 +197,21 @@ export class Engine {
   }
 
   /** Rebuilds every running run from the store; returns how many. Call before serving. */
-  async recover(): Promise<number> {
+  recover(): Promise<number> {
+    const recovery = this.#recover();
+    // Results that arrive while runs are being loaded wait for them (see #result).
+    const gate = recovery.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#recovering = gate;
+    void gate.then(() => {
+      if (this.#recovering === gate) this.#recovering = undefined;
+    });
+    return recovery;
+  }
+
+  async #recover(): Promise<number> {
     const stored = await this.#opts.store.loadRunning();
     const now = this.#now();
     for (const s of stored) {
@@ -311,6 +327,10 @@ export class Engine {
 
   #result(ref: AttemptRef, event: (at: number) => HistoryEvent): Promise<void> | undefined {
     const run = this.#runs.get(ref.run_id);
+    if (run === undefined && this.#recovering !== undefined) {
+      // A worker re-attached faster than the runs were loaded: ask again once they are.
+      return this.#recovering.then(() => this.#result(ref, event));
+    }
     // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
     if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt))
       return undefined;

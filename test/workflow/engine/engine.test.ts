@@ -370,3 +370,90 @@ describe("runs the engine cannot advance are quarantined, the others go on", () 
     }
   });
 });
+
+describe("results that arrive while runs are being recovered", () => {
+  test("wait for the runs to load, then are recorded", async () => {
+    const dir = await tempDir();
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const store = new FileStore(join(dir, "history.jsonl"));
+    await store.commit([
+      {
+        runId: "r1",
+        workflowId: "r1",
+        namespace: "default",
+        definitionVersion: def.version,
+        status: "Running",
+        events: [
+          {
+            type: "RunStarted",
+            at: 1,
+            workflow_id: "r1",
+            definition_version: def.version,
+            input_json: "{}",
+          },
+          {
+            type: "ActivityScheduled",
+            at: 1,
+            activity_id: 1,
+            attempt: 1,
+            step_id: "a",
+            action: "inc",
+            task_queue: "q",
+            input_json: "{}",
+            dispatch_at: 1,
+            start_to_close_ms: 60_000,
+            heartbeat_ms: 0,
+          },
+        ],
+      },
+    ]);
+    // Fault injection around the real store: loading waits until the test lets it go.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = {
+      commit: (batch: Parameters<FileStore["commit"]>[0]) => store.commit(batch),
+      loadRunning: async () => {
+        await gate;
+        return store.loadRunning();
+      },
+    };
+    let onEnded: (state: RunState) => void = () => {};
+    const ended = new Promise<RunState>((resolve) => {
+      onEnded = resolve;
+    });
+    const engine = new Engine({
+      store: slow,
+      definitions: async () => def,
+      onRunEnded: (_, s) => onEnded(s),
+    });
+    const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+      verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
+      namespaceGate: async () => true,
+      events: engine.matcherEvents,
+    });
+    engine.attach(endpoint.matcher);
+    try {
+      const recovered = engine.recover();
+      const ctx = { namespace: "default", taskQueue: "q", workerName: "w", sessionId: "s" };
+      const ack = engine.matcherEvents.completed(
+        { run_id: "r1", activity_id: 1, attempt: 1 },
+        '{"n":1}',
+        ctx,
+      );
+      assert.ok(ack instanceof Promise, "the result is held, not dropped");
+      release();
+      assert.equal(await recovered, 1);
+      await ack;
+      assert.equal((await ended).status, "Completed");
+      assert.deepEqual(completions(await store.history("r1")), [[1, 1]]);
+    } finally {
+      engine.close();
+      await endpoint.close();
+    }
+  });
+});
