@@ -74,7 +74,7 @@ const events: MatcherEvents = {
   },
 };
 const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
-  verify: async () => ({ sub: "bench", worker: true, namespaces: "*" }),
+  verify: async () => ({ subject: "bench", worker: true, namespaces: "*" }),
   namespaceGate: async () => true,
   events,
   maxBacklogPerQueue: 1_000_000,

@@ -20,9 +20,9 @@ export const ACTIVITIES = fileURLToPath(
 
 /** Bearer tokens the test verifier knows. */
 export const TOKENS: Record<string, Principal> = {
-  "worker-all": { sub: "w-all", worker: true, namespaces: "*" },
-  "worker-a": { sub: "w-a", worker: true, namespaces: ["a"] },
-  "no-worker-grant": { sub: "reader", worker: false, namespaces: "*" },
+  "worker-all": { subject: "w-all", worker: true, namespaces: "*" },
+  "worker-a": { subject: "w-a", worker: true, namespaces: new Set(["a"]) },
+  "no-worker-grant": { subject: "reader", worker: false, namespaces: "*" },
 };
 
 export type Result =

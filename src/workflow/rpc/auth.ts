@@ -10,21 +10,25 @@
 import * as grpc from "@grpc/grpc-js";
 import { SkeinError } from "../../common/errors.ts";
 
-/** What a verified bearer says about its holder. `namespaces` is a list or `"*"` (all). */
+/**
+ * What a verified bearer says about its holder: the fields of the server's token Principal
+ * that the matcher reads (the server's verifier can be passed as it is).
+ */
 export interface Principal {
-  readonly sub: string;
+  readonly subject: string;
   readonly worker: boolean;
-  readonly namespaces: readonly string[] | "*";
+  /** `"*"` (every namespace) or the granted names. */
+  readonly namespaces: "*" | ReadonlySet<string>;
 }
 
 /** Verifies a bearer token; rejects (any error) when it is not valid. */
 export type VerifyToken = (token: string) => Promise<Principal>;
 
 /**
- * Whether work may be served in `namespace`: true when it exists or was created now
- * (`auto_create = open`); false when it is absent and automatic creation is closed.
+ * Whether work may be served in `namespace` by `subject`: true when it exists or was created
+ * now (`auto_create = open`); false when it is absent and automatic creation is closed.
  */
-export type NamespaceGate = (namespace: string) => Promise<boolean>;
+export type NamespaceGate = (namespace: string, subject: string) => Promise<boolean>;
 
 /** A refusal of a worker stream: a code the worker prints, and the gRPC status it ends with. */
 export class RpcRefusal extends SkeinError {
@@ -76,7 +80,7 @@ export async function authenticate(verify: VerifyToken, metadata: grpc.Metadata)
   if (!principal.worker) {
     throw new RpcRefusal(
       "forbidden",
-      `bearer of ${JSON.stringify(principal.sub)} lacks the worker grant`,
+      `bearer of ${JSON.stringify(principal.subject)} lacks the worker grant`,
       grpc.status.PERMISSION_DENIED,
     );
   }
@@ -88,14 +92,14 @@ export async function admitNamespace(
   namespace: string,
   gate: NamespaceGate,
 ): Promise<void> {
-  if (principal.namespaces !== "*" && !principal.namespaces.includes(namespace)) {
+  if (principal.namespaces !== "*" && !principal.namespaces.has(namespace)) {
     throw new RpcRefusal(
       "forbidden",
-      `bearer of ${JSON.stringify(principal.sub)} has no grant for namespace ${JSON.stringify(namespace)}`,
+      `bearer of ${JSON.stringify(principal.subject)} has no grant for namespace ${JSON.stringify(namespace)}`,
       grpc.status.PERMISSION_DENIED,
     );
   }
-  if (!(await gate(namespace))) {
+  if (!(await gate(namespace, principal.subject))) {
     throw new RpcRefusal(
       "namespace_not_found",
       `namespace ${JSON.stringify(namespace)} does not exist and automatic creation is closed`,

@@ -38,7 +38,7 @@ async function setup(options: { reattachGraceMs?: number } = {}) {
     ...options,
   });
   const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
-    verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
+    verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
     namespaceGate: async () => true,
     events: engine.matcherEvents,
   });
@@ -349,7 +349,7 @@ describe("runs the engine cannot advance are quarantined, the others go on", () 
       onRunError: (runId, error) => errors.set(runId, (error as { code: string }).code),
     });
     const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
-      verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
+      verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
       namespaceGate: async () => true,
       events: engine.matcherEvents,
     });
@@ -432,7 +432,7 @@ describe("results that arrive while runs are being recovered", () => {
       onRunEnded: (_, s) => onEnded(s),
     });
     const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
-      verify: async () => ({ sub: "t", worker: true, namespaces: "*" }),
+      verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
       namespaceGate: async () => true,
       events: engine.matcherEvents,
     });
