@@ -26,7 +26,7 @@ import { MAX_CONCURRENCY } from "../rpc/frames.ts";
 import { grpcTarget } from "../rpc/protocol.ts";
 
 export const WORKER_DEFAULTS = {
-  endpoint: "127.0.0.1:7233",
+  endpoint: "127.0.0.1:7381", // the server's default grpc.listen
   namespace: "default",
   concurrency: 16,
   reconnectInitialBackoffS: 0.5,
