@@ -334,11 +334,7 @@ export class Engine {
     // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
     if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt))
       return undefined;
-    const key = attemptKey(ref);
-    this.#beats.delete(key);
-    this.#timers.delete(`stc:${key}`);
-    this.#timers.delete(`hb:${key}`);
-    this.#timers.delete(`lost:${key}`);
+    this.#forgetAttempt(attemptKey(ref));
     return this.#enqueue(run, event(this.#now()));
   }
 
@@ -541,6 +537,7 @@ export class Engine {
       case "CancelActivity": {
         const ref = { run_id: runId, activity_id: command.activityId, attempt: command.attempt };
         this.#dispatcher?.release(ref, command.reason);
+        this.#forgetAttempt(attemptKey(ref));
         return;
       }
       case "CompleteRun":
@@ -607,6 +604,14 @@ export class Engine {
     }
   }
 
+  /** Drops an attempt's heartbeat record and timeout timers. */
+  #forgetAttempt(key: string): void {
+    this.#beats.delete(key);
+    this.#timers.delete(`stc:${key}`);
+    this.#timers.delete(`hb:${key}`);
+    this.#timers.delete(`lost:${key}`);
+  }
+
   #onTimer(payload: TimerPayload): void {
     const run = this.#runs.get(payload.runId);
     if (run === undefined) return;
@@ -630,10 +635,7 @@ export class Engine {
             return;
           }
         }
-        this.#beats.delete(key);
-        this.#timers.delete(`stc:${key}`);
-        this.#timers.delete(`hb:${key}`);
-        this.#timers.delete(`lost:${key}`);
+        this.#forgetAttempt(key);
         this.#dispatcher?.release(
           ref,
           payload.kind === "worker_lost" ? "worker lost" : `${payload.kind} timeout`,

@@ -490,6 +490,12 @@ export class Matcher {
     const detached: AttemptRef[] = [];
     for (const [key, ref] of session.assigned) {
       const holding = this.#holding.get(key);
+      if (holding?.session === session && this.#released.delete(key)) {
+        // The engine already gave it up: nothing to keep for a re-attach.
+        this.#holding.delete(key);
+        this.#remember(key);
+        continue;
+      }
       if (holding?.session === session) {
         // Kept (without a session) so a reconnecting worker can re-attach it.
         this.#holding.set(key, {
