@@ -1,12 +1,11 @@
 /**
  * The engine loop: it keeps every running run's state in memory, feeds new events (run
  * starts, activity results, timeouts, fired timers, cancels) through the decision core, and
- * commits each tick's events for all runs that advanced in one store transaction (group
- * commit). Only after the commit does it act: offer attempts to the matcher, arm timers,
- * send cancels, and acknowledge the results it recorded (so a worker forgets a result only
- * once it is durable; attempts and timers may go out while the commit is in flight, see
- * `#tick`). Nothing here polls: inputs schedule a tick, and timers live in one
- * heap with one OS timer.
+ * commits the events of every run that advanced in one store transaction (group commit).
+ * It acts at once (offers attempts to the matcher, arms timers, sends cancels) but
+ * acknowledges a recorded result to its worker, and reports a finished run, only once the
+ * commit holding it is durable (see `#tick` for why acting early is safe). Nothing here
+ * polls: inputs schedule a tick, and timers live in one heap with one OS timer.
  *
  * Inputs land in a run's inbox and are applied only inside a tick, so a run's state changes
  * in one place, between awaits. A result that is no longer wanted (a resend, a late attempt
