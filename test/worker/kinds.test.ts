@@ -232,6 +232,14 @@ describe("builtin worker kinds (real gRPC endpoint, real worker processes)", () 
     });
   }
 
+  test("the worker aborts an attempt that outlives its start-to-close timeout", async () => {
+    const task = offer("hold", { ms: 60_000 }, { startToCloseMs: 50 });
+    endpoint.matcher.offer(task);
+    const f = failed(await recorder.waitResult(task.ref));
+    assert.equal(f.code, "start_to_close_timeout");
+    assert.equal(f.nonRetryable, false);
+  });
+
   test("an action the worker does not serve is never dispatched to it", async () => {
     const task = offer("nobody-serves-this", {});
     assert.equal(endpoint.matcher.offer(task), "queued");
