@@ -75,6 +75,8 @@ const FINAL_STATUSES = new Set<grpc.status>([
   grpc.status.PERMISSION_DENIED,
   grpc.status.NOT_FOUND,
   grpc.status.INVALID_ARGUMENT,
+  // Not a Skein worker endpoint at that address.
+  grpc.status.UNIMPLEMENTED,
 ]);
 
 interface Running {
