@@ -36,6 +36,12 @@ import {
 import type { EngineStore, RunAppend, RunIdentity } from "./store.ts";
 import { TimerQueue } from "./timers.ts";
 
+function stoppedError(): SkeinError {
+  return new SkeinError("engine_stopped", "the engine stopped before recording this", {
+    status: 503,
+  });
+}
+
 /** The matcher operations the engine uses; `Matcher` satisfies it. */
 export interface Dispatcher {
   offer(task: TaskOffer): OfferOutcome;
@@ -264,6 +270,7 @@ export class Engine {
 
   /** Starts a run; resolves once its start (and first decisions) are durable. */
   start(request: StartRun): Promise<void> {
+    if (this.#stopped) return Promise.reject(stoppedError());
     if (this.#runs.has(request.runId)) {
       return Promise.reject(
         new SkeinError("run_exists", `run ${request.runId} already exists`, { status: 409 }),
@@ -313,9 +320,7 @@ export class Engine {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#timers.close();
-    const stopped = new SkeinError("engine_stopped", "the engine stopped before recording this", {
-      status: 503,
-    });
+    const stopped = stoppedError();
     for (const w of this.#pending?.waiters ?? []) w.fail?.(stopped);
     this.#pending = undefined;
     for (const run of this.#runs.values()) {
@@ -337,7 +342,13 @@ export class Engine {
     return this.#enqueue(run, event(this.#now()));
   }
 
+  /** For the engine's own events (timers, timeouts): nobody waits, so a refusal is dropped. */
+  #enqueueInternal(run: Run, event: HistoryEvent): void {
+    this.#enqueue(run, event).catch(() => {});
+  }
+
   #enqueue(run: Run, event: HistoryEvent): Promise<void> {
+    if (this.#stopped) return Promise.reject(stoppedError());
     return new Promise((done, fail) => {
       run.inbox.push({ event, done, fail });
       this.#markDirty(run);
@@ -573,7 +584,7 @@ export class Engine {
       if (!(error instanceof SkeinError)) throw error;
       if (error.code !== "attempt_already_dispatched") {
         // The queue is full: the attempt fails now and is retried by its policy.
-        void this.#enqueue(run, {
+        this.#enqueueInternal(run, {
           type: "ActivityFailed",
           at: now,
           activity_id: ref.activity_id,
@@ -619,7 +630,11 @@ export class Engine {
         this.#dispatch(run, payload.ref);
         return;
       case "run":
-        void this.#enqueue(run, { type: "TimerFired", at: this.#now(), timer_id: payload.timerId });
+        this.#enqueueInternal(run, {
+          type: "TimerFired",
+          at: this.#now(),
+          timer_id: payload.timerId,
+        });
         return;
       case "start_to_close":
       case "heartbeat":
@@ -639,7 +654,7 @@ export class Engine {
           ref,
           payload.kind === "worker_lost" ? "worker lost" : `${payload.kind} timeout`,
         );
-        void this.#enqueue(run, {
+        this.#enqueueInternal(run, {
           type: "ActivityTimedOut",
           at: this.#now(),
           activity_id: ref.activity_id,

@@ -457,3 +457,51 @@ describe("results that arrive while runs are being recovered", () => {
     }
   });
 });
+
+describe("a commit that fails", () => {
+  test("stops the engine, refuses the inputs it held, and calls onFatal", async () => {
+    const dir = await tempDir();
+    const store = new FileStore(join(dir, "history.jsonl"));
+    // Fault injection around the real store: every commit fails.
+    const failing = {
+      commit: async () => {
+        throw new Error("disk full");
+      },
+      loadRunning: () => store.loadRunning(),
+    };
+    let fatal: unknown;
+    const engine = new Engine({
+      store: failing,
+      definitions: async () => assert.fail("no recovery"),
+      onFatal: (error) => {
+        fatal = error;
+      },
+    });
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, sleep: {duration_ms: 10}}]",
+      "yaml",
+    );
+    await assert.rejects(
+      engine.start({
+        runId: randomUUID(),
+        workflowId: "w",
+        namespace: "default",
+        definition: def,
+        inputJson: "{}",
+      }),
+      /disk full/,
+    );
+    assert.match(String(fatal), /disk full/);
+    await assert.rejects(
+      engine.start({
+        runId: randomUUID(),
+        workflowId: "w2",
+        namespace: "default",
+        definition: def,
+        inputJson: "{}",
+      }),
+      { code: "engine_stopped" },
+    );
+    assert.deepEqual(await store.loadRunning(), [], "nothing reached the store");
+  });
+});
