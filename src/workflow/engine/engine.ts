@@ -361,7 +361,7 @@ export class Engine {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      void this.#tick();
+      this.#tick().catch((error: unknown) => this.#fatal(error));
     });
   }
 
@@ -408,8 +408,16 @@ export class Engine {
     for (const { run, command } of effects) this.#effect(run, command);
     this.#dispatcher?.flush?.();
     this.#ticking = false;
-    void this.#pump();
+    this.#pump().catch((error: unknown) => this.#fatal(error));
     this.#next();
+  }
+
+  /** Stops the engine after an error it cannot contain; history stays the truth. */
+  #fatal(error: unknown): void {
+    if (this.#stopped) return;
+    this.#log.error({ err: error }, "engine stopped (history is the truth: restart to recover)");
+    this.close();
+    this.#opts.onFatal?.(error);
   }
 
   /** Commits the pending batch when no commit is in flight; then acknowledges it. */
@@ -427,12 +435,7 @@ export class Engine {
     } catch (error) {
       this.#committing = false;
       for (const w of pending.waiters) w.fail?.(error);
-      this.#log.error(
-        { err: error },
-        "engine commit failed; stopping (history is the truth: restart to recover)",
-      );
-      this.close();
-      this.#opts.onFatal?.(error);
+      this.#fatal(error);
       return;
     }
     this.#committing = false;
@@ -454,7 +457,7 @@ export class Engine {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      void this.#tick();
+      this.#tick().catch((error: unknown) => this.#fatal(error));
     });
   }
 
