@@ -4,14 +4,16 @@
  * W workflows (after a warm-up), each M sequential no-op steps (`module` activities), C
  * workflows in flight (a closed loop: each finished workflow starts the next). C = 64
  * measures throughput; C = 1 measures the time per step. Every engine commit (one at a time,
- * carrying every event processed since the previous one) is a write + fdatasync to the
- * history file store; there is no per-activity sync.
+ * carrying every event processed since the previous one) is one durable store transaction;
+ * there is no per-activity sync.
  *
  * Prints workflows/s, activities/s, p50/p99 dispatch-to-completion latency, ms per step, and
  * the CPU seconds of the engine process and of each worker process.
  *
  * Knobs (environment): BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
- * BENCH_SERIAL_WORKFLOWS (300), BENCH_WORKERS (1), BENCH_SYNC (1; 0 skips fdatasync).
+ * BENCH_SERIAL_WORKFLOWS (300), BENCH_WORKERS (1), BENCH_SYNC (1; 0 skips fdatasync),
+ * BENCH_STORE (`sqlite`, the default: node:sqlite in WAL mode with synchronous = FULL, one
+ * transaction per engine commit; or `file`: a history file, write + fdatasync per commit).
  */
 
 import { spawn } from "node:child_process";
@@ -28,6 +30,7 @@ import { attemptKey } from "../src/workflow/rpc/protocol.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { FileStore } from "../test/helpers/file-store.ts";
 import { type Figures, percentile, runBench } from "./harness.ts";
+import { SqliteHistoryStore } from "./support/sqlite-history-store.ts";
 
 const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
 const M = Number(process.env.BENCH_STEPS ?? 10);
@@ -35,6 +38,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 300);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const SYNC = (process.env.BENCH_SYNC ?? "1") !== "0";
+const STORE = process.env.BENCH_STORE ?? "sqlite";
 
 const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
 const activities = fileURLToPath(
@@ -42,7 +46,10 @@ const activities = fileURLToPath(
 );
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-workflows-"));
-const store = new FileStore(join(dir, "history.jsonl"), { sync: SYNC });
+const store =
+  STORE === "file"
+    ? new FileStore(join(dir, "history.jsonl"), { sync: SYNC })
+    : new SqliteHistoryStore(join(dir, "history.db"));
 const steps = Array.from(
   { length: M },
   (_, i) => `  - { id: s${i}, call: { action: noop, input: "{}" } }`,
@@ -177,7 +184,7 @@ async function measure(total: number, concurrency: number): Promise<Figures> {
 
 await runBench("workflows", [
   {
-    name: `C=64, W=${W}, M=${M}, ${SYNC ? "fdatasync per commit" : "no sync"}`,
+    name: `C=64, W=${W}, M=${M}, ${STORE === "file" ? (SYNC ? "file, fdatasync per commit" : "file, no sync") : "sqlite WAL synchronous=FULL"}`,
     async run() {
       await closedLoop(WARMUP, 64);
       return measure(W, 64);

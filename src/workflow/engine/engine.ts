@@ -431,6 +431,9 @@ export class Engine {
     this.#pending = undefined;
     this.#committing = true;
     try {
+      // One turn of the event loop first, so the frames the tick queued reach the sockets
+      // before a store that commits synchronously (node:sqlite) holds the loop.
+      await new Promise((resolve) => setImmediate(resolve));
       if (pending.batch.size > 0) await this.#opts.store.commit([...pending.batch.values()]);
     } catch (error) {
       this.#committing = false;
