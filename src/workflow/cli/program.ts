@@ -8,10 +8,11 @@ import { VERSION } from "../../common/version.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
 import { tokenCommand } from "./token.ts";
+import { workerCommand } from "./worker.ts";
 
 export const skeinProgram: Program = {
   name: "skein",
   version: VERSION,
   summary: "durable workflows for agent work",
-  commands: [serveCommand, tokenCommand, namespaceCommand],
+  commands: [serveCommand, workerCommand, tokenCommand, namespaceCommand],
 };

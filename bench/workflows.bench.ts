@@ -1,0 +1,204 @@
+/**
+ * `npm run bench:workflows`: workflows end to end through the engine, the matcher and a real
+ * `skein worker` process. The workload is the one the public durable-execution anchors use:
+ * W workflows (after a warm-up), each M sequential no-op steps (`module` activities), C
+ * workflows in flight (a closed loop: each finished workflow starts the next). C = 64
+ * measures throughput; C = 1 measures the time per step. Every engine commit (one at a time,
+ * carrying every event processed since the previous one) is one durable store transaction;
+ * there is no per-activity sync.
+ *
+ * Prints workflows/s, activities/s, p50/p99 dispatch-to-completion latency, ms per step, and
+ * the CPU seconds of the engine process and of each worker process.
+ *
+ * Knobs (environment): BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
+ * BENCH_SERIAL_WORKFLOWS (300), BENCH_WORKERS (1), BENCH_SYNC (1; 0 skips fdatasync),
+ * BENCH_STORE (`sqlite`, the default: node:sqlite in WAL mode with synchronous = FULL, one
+ * transaction per engine commit; or `file`: a history file, write + fdatasync per commit).
+ */
+
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDefinition } from "../src/workflow/definitions/index.ts";
+import { type Dispatcher, Engine, type RunState } from "../src/workflow/engine/index.ts";
+import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
+import { attemptKey } from "../src/workflow/rpc/protocol.ts";
+import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
+import { FileStore } from "../test/helpers/file-store.ts";
+import { type Figures, percentile, runBench } from "./harness.ts";
+import { SqliteHistoryStore } from "./support/sqlite-history-store.ts";
+
+const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
+const M = Number(process.env.BENCH_STEPS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 300);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+const SYNC = (process.env.BENCH_SYNC ?? "1") !== "0";
+const STORE = process.env.BENCH_STORE ?? "sqlite";
+
+const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
+const activities = fileURLToPath(
+  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
+);
+
+const dir = await mkdtemp(join(tmpdir(), "skein-bench-workflows-"));
+const store =
+  STORE === "file"
+    ? new FileStore(join(dir, "history.jsonl"), { sync: SYNC })
+    : new SqliteHistoryStore(join(dir, "history.db"));
+const steps = Array.from(
+  { length: M },
+  (_, i) => `  - { id: s${i}, call: { action: noop, input: "{}" } }`,
+);
+const definition = parseDefinition(
+  `name: bench\ntask_queue: q\nsteps:\n${steps.join("\n")}\n`,
+  "yaml",
+);
+
+// Dispatch-to-completion latency: stamped where the engine offers and where results arrive.
+const offeredAt = new Map<string, number>();
+let latencies: number[] = [];
+let onEnded: (runId: string, state: RunState) => void = () => {};
+const engine = new Engine({
+  store,
+  definitions: async () => definition,
+  onRunEnded: (runId, state) => onEnded(runId, state),
+});
+const events: MatcherEvents = {
+  ...engine.matcherEvents,
+  completed: (ref, output, ctx) => {
+    const key = attemptKey(ref);
+    const t = offeredAt.get(key);
+    if (t !== undefined) {
+      latencies.push(performance.now() - t);
+      offeredAt.delete(key);
+    }
+    return engine.matcherEvents.completed(ref, output, ctx);
+  },
+};
+const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+  verify: async () => ({ subject: "bench", worker: true, namespaces: "*" }),
+  namespaceGate: async () => true,
+  events,
+  maxBacklogPerQueue: 1_000_000,
+});
+const timed: Dispatcher = {
+  offer: (task) => {
+    offeredAt.set(attemptKey(task.ref), performance.now());
+    return endpoint.matcher.offer(task);
+  },
+  release: (ref, reason) => endpoint.matcher.release(ref, reason),
+  flush: () => endpoint.matcher.flush(),
+};
+engine.attach(timed);
+
+const doc = join(dir, "worker.json");
+await writeFile(
+  doc,
+  JSON.stringify({
+    name: "bench",
+    task_queue: "q",
+    actions: { noop: { module: activities, export: "noop" } },
+  }),
+);
+await writeFile(join(dir, "token"), "bench\n");
+const workers = Array.from({ length: WORKERS }, () =>
+  spawn(
+    process.execPath,
+    [
+      bin,
+      "worker",
+      "module",
+      doc,
+      "--endpoint",
+      `127.0.0.1:${endpoint.port}`,
+      "--concurrency",
+      "256",
+      "--token-file",
+      join(dir, "token"),
+    ],
+    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
+  ),
+);
+while (endpoint.matcher.stats().sessions < WORKERS) await new Promise((r) => setTimeout(r, 20));
+
+/** Runs `total` workflows with `concurrency` in flight; resolves with the elapsed seconds. */
+function closedLoop(total: number, concurrency: number): Promise<number> {
+  return new Promise((done, fail) => {
+    let started = 0;
+    let finished = 0;
+    const t0 = performance.now();
+    const next = () => {
+      started++;
+      const runId = randomUUID();
+      engine
+        .start({ runId, workflowId: runId, namespace: "default", definition, inputJson: "{}" })
+        .catch(fail);
+    };
+    onEnded = (_, state) => {
+      if (state.status !== "Completed") return fail(new Error(`a run ended ${state.status}`));
+      finished++;
+      if (started < total) next();
+      if (finished === total) done((performance.now() - t0) / 1000);
+    };
+    for (let i = 0; i < Math.min(concurrency, total); i++) next();
+  });
+}
+
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function cpu(): Record<string, number> {
+  const own = process.cpuUsage();
+  const figures: Record<string, number> = { engine_cpu_s: (own.user + own.system) / 1e6 };
+  workers.forEach((w, i) => {
+    figures[`worker${i}_cpu_s`] = cpuSecondsOf(w.pid!);
+  });
+  return figures;
+}
+
+async function measure(total: number, concurrency: number): Promise<Figures> {
+  latencies = [];
+  const before = cpu();
+  const commitsBefore = store.commits;
+  const seconds = await closedLoop(total, concurrency);
+  const after = cpu();
+  const figures: Figures = {
+    workflows_per_s: Math.round(total / seconds),
+    activities_per_s: Math.round((total * M) / seconds),
+    ms_per_step: Number(((seconds * 1000) / (total * M)).toFixed(3)),
+    p50_ms: Number(percentile(latencies, 50).toFixed(3)),
+    p99_ms: Number(percentile(latencies, 99).toFixed(3)),
+    commits: store.commits - commitsBefore,
+  };
+  for (const key of Object.keys(after))
+    figures[key] = Number((after[key]! - before[key]!).toFixed(2));
+  return figures;
+}
+
+await runBench("workflows", [
+  {
+    name: `C=64, W=${W}, M=${M}, ${STORE === "file" ? (SYNC ? "file, fdatasync per commit" : "file, no sync") : "sqlite WAL synchronous=FULL"}`,
+    async run() {
+      await closedLoop(WARMUP, 64);
+      return measure(W, 64);
+    },
+  },
+  {
+    name: `C=1, W=${SERIAL}, M=${M}`,
+    async run() {
+      await closedLoop(20, 1);
+      return measure(SERIAL, 1);
+    },
+  },
+]);
+
+for (const w of workers) w.kill();
+engine.close();
+await endpoint.close();

@@ -1,0 +1,108 @@
+/**
+ * The worker document: `{ name, task_queue, actions: { NAME: {...} } }` in YAML or JSON,
+ * whose action shape depends on the worker kind (`exec`, `module`, `http`). It is read and
+ * decoded once at start-up, every action's handler is built (a module is imported, so a
+ * wrong path fails here), and any refusal names the field: `actions.greet.command: must not
+ * be empty`. Relative paths in actions resolve against the document's folder.
+ */
+
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import {
+  type Decoder,
+  decode,
+  object,
+  string,
+  stringMap,
+  withCode,
+} from "../common/decode/index.ts";
+import { formatOf, parseDocumentText } from "../common/document-text.ts";
+import { SkeinError } from "../common/errors.ts";
+import type { Handler } from "./handler.ts";
+import { execAction, execHandler } from "./kinds/exec.ts";
+import { httpAction, httpHandler } from "./kinds/http.ts";
+import { moduleAction, moduleHandler } from "./kinds/module.ts";
+
+const DOCUMENT_CODE = "worker_document_invalid";
+
+export const WORKER_KINDS = ["exec", "module", "http"] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const nameString = string({
+  minBytes: 1,
+  maxBytes: 256,
+  pattern: NAME,
+  patternReason: "must be letters, digits, '.', '_' or '-', starting with a letter or digit",
+});
+
+function documentDecoder<A>(action: Decoder<A>) {
+  return withCode(
+    object({
+      name: nameString,
+      task_queue: nameString,
+      actions: stringMap(action, { min: 1, max: 4096, key: nameString }),
+    }),
+    DOCUMENT_CODE,
+  );
+}
+
+const decoders = {
+  exec: documentDecoder(execAction),
+  module: documentDecoder(moduleAction),
+  http: documentDecoder(httpAction),
+};
+
+export interface WorkerDocument {
+  readonly kind: WorkerKind;
+  readonly path: string;
+  readonly name: string;
+  readonly taskQueue: string;
+  readonly handlers: ReadonlyMap<string, Handler>;
+}
+
+/** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */
+export async function loadWorkerDocument(kind: WorkerKind, path: string): Promise<WorkerDocument> {
+  const full = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(full, "utf8");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new SkeinError("worker_document_invalid", `cannot read worker document: ${reason}`);
+  }
+  const baseDir = dirname(full);
+  const raw = parseDocumentText(text, formatOf(full), DOCUMENT_CODE);
+  const handlers = new Map<string, Handler>();
+  let name: string;
+  let taskQueue: string;
+  switch (kind) {
+    case "exec": {
+      const doc = decodeDocument(decoders.exec, raw);
+      for (const [action, spec] of doc.actions) handlers.set(action, execHandler(spec, baseDir));
+      ({ name, task_queue: taskQueue } = doc);
+      break;
+    }
+    case "module": {
+      const doc = decodeDocument(decoders.module, raw);
+      for (const [action, spec] of doc.actions) {
+        handlers.set(action, await moduleHandler(action, spec, baseDir));
+      }
+      ({ name, task_queue: taskQueue } = doc);
+      break;
+    }
+    case "http": {
+      const doc = decodeDocument(decoders.http, raw);
+      for (const [action, spec] of doc.actions) handlers.set(action, httpHandler(spec));
+      ({ name, task_queue: taskQueue } = doc);
+      break;
+    }
+  }
+  return { kind, path: full, name, taskQueue, handlers };
+}
+
+function decodeDocument<T>(decoder: Decoder<T>, raw: unknown): T {
+  const result = decode(decoder, raw);
+  if (!result.ok) throw result.error;
+  return result.value;
+}

@@ -1,0 +1,189 @@
+/**
+ * A run's state, folded from its history one event at a time (`apply`), so the caller can
+ * keep it up to date incrementally and rebuild it from scratch after a restart
+ * (`replay`). Applying an event that cannot follow the state (a result for an attempt that
+ * was never scheduled, an event after the run ended) is refused as `history_corrupt`: the
+ * history is the contract, and a broken one must not be papered over.
+ *
+ * Run status:  Running --RunCompleted--> Completed
+ *              Running --RunFailed-----> Failed
+ *              Running --RunCancelled--> Cancelled   (requested, or the deadline timer)
+ */
+
+import { SkeinError } from "../../common/errors.ts";
+import type { EventOf, HistoryEvent, RunStatus } from "./history.ts";
+
+export type AttemptResult =
+  | { readonly kind: "completed"; readonly at: number; readonly outputJson: string }
+  | {
+      readonly kind: "failed";
+      readonly at: number;
+      readonly code: string;
+      readonly message: string;
+      readonly nonRetryable: boolean;
+    }
+  | {
+      readonly kind: "timed_out";
+      readonly at: number;
+      readonly timeout: "start_to_close" | "heartbeat" | "worker_lost";
+    };
+
+export interface ActivityState {
+  readonly activityId: number;
+  readonly stepId: string;
+  /** The latest scheduled attempt. */
+  readonly scheduled: EventOf<"ActivityScheduled">;
+  /** The latest attempt's result, once it has one. */
+  readonly result: AttemptResult | undefined;
+}
+
+export interface Timer {
+  readonly fireAt: number;
+  readonly fired: boolean;
+}
+
+export interface RunState {
+  readonly status: RunStatus;
+  readonly started: EventOf<"RunStarted"> | undefined;
+  readonly activities: ReadonlyMap<number, ActivityState>;
+  readonly activityOfStep: ReadonlyMap<string, number>;
+  readonly timers: ReadonlyMap<string, Timer>;
+  readonly ended: EventOf<"RunCompleted" | "RunFailed" | "RunCancelled"> | undefined;
+  /** Events applied so far. */
+  readonly length: number;
+}
+
+export const EMPTY_RUN: RunState = {
+  status: "Running",
+  started: undefined,
+  activities: new Map(),
+  activityOfStep: new Map(),
+  timers: new Map(),
+  ended: undefined,
+  length: 0,
+};
+
+function corrupt(state: RunState, event: HistoryEvent, why: string): never {
+  throw new SkeinError("history_corrupt", `event ${state.length} (${event.type}): ${why}`, {
+    status: 500,
+  });
+}
+
+/** The state after `event`. Never mutates `state`. */
+export function apply(state: RunState, event: HistoryEvent): RunState {
+  const length = state.length + 1;
+  if (event.type === "RunStarted") {
+    if (state.length !== 0) corrupt(state, event, "RunStarted must be the first event");
+    return { ...state, started: event, length };
+  }
+  if (state.started === undefined) corrupt(state, event, "the first event must be RunStarted");
+  if (state.ended !== undefined)
+    corrupt(state, event, `the run already ended (${state.ended.type})`);
+  switch (event.type) {
+    case "ActivityScheduled": {
+      const prior = state.activities.get(event.activity_id);
+      if (prior === undefined) {
+        if (event.attempt !== 1) corrupt(state, event, "a new activity starts at attempt 1");
+        if (event.activity_id !== state.activities.size + 1) {
+          corrupt(
+            state,
+            event,
+            `activity ids follow their position; expected ${state.activities.size + 1}`,
+          );
+        }
+      } else {
+        if (prior.result === undefined) corrupt(state, event, "the previous attempt has no result");
+        if (prior.result.kind === "completed")
+          corrupt(state, event, "the activity already completed");
+        if (event.attempt !== prior.scheduled.attempt + 1)
+          corrupt(state, event, "attempts count up by one");
+      }
+      const activities = new Map(state.activities);
+      activities.set(event.activity_id, {
+        activityId: event.activity_id,
+        stepId: event.step_id,
+        scheduled: event,
+        result: undefined,
+      });
+      const activityOfStep = new Map(state.activityOfStep);
+      activityOfStep.set(event.step_id, event.activity_id);
+      return { ...state, activities, activityOfStep, length };
+    }
+    case "ActivityCompleted":
+    case "ActivityFailed":
+    case "ActivityTimedOut": {
+      const activity = state.activities.get(event.activity_id);
+      if (activity === undefined) corrupt(state, event, "no such activity");
+      if (activity.scheduled.attempt !== event.attempt)
+        corrupt(state, event, "not the current attempt");
+      if (activity.result !== undefined) corrupt(state, event, "the attempt already has a result");
+      const result: AttemptResult =
+        event.type === "ActivityCompleted"
+          ? { kind: "completed", at: event.at, outputJson: event.output_json }
+          : event.type === "ActivityFailed"
+            ? {
+                kind: "failed",
+                at: event.at,
+                code: event.code,
+                message: event.message,
+                nonRetryable: event.non_retryable,
+              }
+            : { kind: "timed_out", at: event.at, timeout: event.timeout };
+      const activities = new Map(state.activities);
+      activities.set(event.activity_id, { ...activity, result });
+      return { ...state, activities, length };
+    }
+    case "TimerStarted": {
+      if (state.timers.has(event.timer_id)) corrupt(state, event, "the timer already exists");
+      const timers = new Map(state.timers);
+      timers.set(event.timer_id, { fireAt: event.fire_at, fired: false });
+      return { ...state, timers, length };
+    }
+    case "TimerFired": {
+      const timer = state.timers.get(event.timer_id);
+      if (timer === undefined || timer.fired) corrupt(state, event, "no such pending timer");
+      const timers = new Map(state.timers);
+      timers.set(event.timer_id, { ...timer, fired: true });
+      return { ...state, timers, length };
+    }
+    case "RunCompleted":
+      return { ...state, status: "Completed", ended: event, length };
+    case "RunFailed":
+      return { ...state, status: "Failed", ended: event, length };
+    case "RunCancelled":
+      return { ...state, status: "Cancelled", ended: event, length };
+  }
+}
+
+/** The state after a whole history. */
+export function replay(history: readonly HistoryEvent[]): RunState {
+  let state = EMPTY_RUN;
+  for (const event of history) state = apply(state, event);
+  return state;
+}
+
+/** Attempts scheduled and still without a result: what a restarted server re-dispatches. */
+export function inFlight(state: RunState): EventOf<"ActivityScheduled">[] {
+  const out: EventOf<"ActivityScheduled">[] = [];
+  for (const a of state.activities.values()) if (a.result === undefined) out.push(a.scheduled);
+  return out;
+}
+
+/** Timers started and not fired: what a restarted server re-arms. */
+export function pendingTimers(state: RunState): { timerId: string; fireAt: number }[] {
+  const out: { timerId: string; fireAt: number }[] = [];
+  for (const [timerId, t] of state.timers) if (!t.fired) out.push({ timerId, fireAt: t.fireAt });
+  return out;
+}
+
+/**
+ * Whether a worker's result for an attempt may be recorded: only for the current attempt of
+ * an activity that has no result yet, in a running run. Anything else is stale (a resend, a
+ * timed-out attempt finishing late) and must not be appended, so each activity completes at
+ * most once in history.
+ */
+export function acceptsResult(state: RunState, activityId: number, attempt: number): boolean {
+  if (state.status !== "Running") return false;
+  const a = state.activities.get(activityId);
+  return a !== undefined && a.scheduled.attempt === attempt && a.result === undefined;
+}

@@ -1,0 +1,134 @@
+/**
+ * In-memory timers for the engine: retry dispatch times, start-to-close and heartbeat
+ * timeouts, sleep and deadline timers. A binary heap ordered by due time with one
+ * `setTimeout` armed for the earliest entry, so thousands of pending timers cost one OS
+ * timer and no polling. Setting a key again replaces its entry (the old heap node is skipped
+ * when it surfaces). The durable record of a timer is in the run's history; this queue is
+ * rebuilt from history after a restart.
+ */
+
+interface Node {
+  readonly at: number;
+  readonly key: string;
+  readonly seq: number;
+}
+
+/** setTimeout's largest delay; longer waits re-arm when it elapses. */
+const MAX_DELAY = 2_147_483_647;
+
+export class TimerQueue<T> {
+  readonly #heap: Node[] = [];
+  readonly #entries = new Map<string, { at: number; seq: number; payload: T }>();
+  readonly #fire: (key: string, payload: T) => void;
+  readonly #now: () => number;
+  #seq = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #armedFor = Number.POSITIVE_INFINITY;
+  #closed = false;
+
+  constructor(fire: (key: string, payload: T) => void, now: () => number = Date.now) {
+    this.#fire = fire;
+    this.#now = now;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** Fires `payload` under `key` at time `at` (ms since the epoch), replacing any entry. */
+  set(key: string, at: number, payload: T): void {
+    const seq = ++this.#seq;
+    this.#entries.set(key, { at, seq, payload });
+    this.#push({ at, key, seq });
+    // Deleted and replaced entries leave stale nodes behind; rebuild before they dominate.
+    if (this.#heap.length > 4 * this.#entries.size + 1024) this.#compact();
+    if (at < this.#armedFor) this.#arm();
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#entries.clear();
+    this.#heap.length = 0;
+  }
+
+  #compact(): void {
+    this.#heap.length = 0;
+    for (const [key, e] of this.#entries) this.#push({ at: e.at, key, seq: e.seq });
+    this.#arm();
+  }
+
+  #arm(): void {
+    if (this.#closed) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const top = this.#peekLive();
+    if (top === undefined) return;
+    this.#armedFor = top.at;
+    const delay = Math.min(MAX_DELAY, Math.max(0, top.at - this.#now()));
+    this.#timer = setTimeout(() => this.#run(), delay);
+  }
+
+  #run(): void {
+    this.#timer = undefined;
+    this.#armedFor = Number.POSITIVE_INFINITY;
+    const now = this.#now();
+    for (let top = this.#peekLive(); top !== undefined && top.at <= now; top = this.#peekLive()) {
+      this.#pop();
+      const entry = this.#entries.get(top.key)!;
+      this.#entries.delete(top.key);
+      this.#fire(top.key, entry.payload);
+      if (this.#closed) return;
+    }
+    this.#arm();
+  }
+
+  /** The earliest node whose entry is still current, dropping stale ones. */
+  #peekLive(): Node | undefined {
+    while (this.#heap.length > 0) {
+      const top = this.#heap[0]!;
+      if (this.#entries.get(top.key)?.seq === top.seq) return top;
+      this.#pop();
+    }
+    return undefined;
+  }
+
+  #push(node: Node): void {
+    const heap = this.#heap;
+    heap.push(node);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.at <= node.at) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = node;
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) break;
+      const r = l + 1;
+      const c = r < heap.length && heap[r]!.at < heap[l]!.at ? r : l;
+      if (heap[c]!.at >= last.at) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = last;
+  }
+}

@@ -1,0 +1,205 @@
+// Test helpers for the worker stream: a real gRPC endpoint (the matcher) with a recording
+// event sink, real `skein worker` child processes, and worker documents in temp folders.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Principal } from "../../src/workflow/rpc/auth.ts";
+import type { ActivityFailure, MatcherEvents, TaskOffer } from "../../src/workflow/rpc/matcher.ts";
+import type { AttemptRef } from "../../src/workflow/rpc/protocol.ts";
+import { startWorkerEndpoint, type WorkerEndpoint } from "../../src/workflow/rpc/server.ts";
+
+export const SKEIN_BIN = fileURLToPath(new URL("../../bin/skein.ts", import.meta.url));
+export const ACTIVITIES = fileURLToPath(
+  new URL("../fixtures/workers/activities.ts", import.meta.url),
+);
+
+/** Bearer tokens the test verifier knows. */
+export const TOKENS: Record<string, Principal> = {
+  "worker-all": { subject: "w-all", worker: true, namespaces: "*" },
+  "worker-a": { subject: "w-a", worker: true, namespaces: new Set(["a"]) },
+  "no-worker-grant": { subject: "reader", worker: false, namespaces: "*" },
+};
+
+export type Result =
+  | { type: "completed"; ref: AttemptRef; output: string }
+  | { type: "failed"; ref: AttemptRef; failure: ActivityFailure };
+
+export class Recorder {
+  readonly results: Result[] = [];
+  readonly heartbeats: AttemptRef[] = [];
+  readonly detached: AttemptRef[] = [];
+  readonly attached: AttemptRef[] = [];
+  #waiters: { check: () => boolean; done: () => void }[] = [];
+
+  readonly events: MatcherEvents = {
+    completed: (ref, output) => this.#push({ type: "completed", ref, output }),
+    failed: (ref, failure) => this.#push({ type: "failed", ref, failure }),
+    heartbeat: (ref) => {
+      this.heartbeats.push(ref);
+      this.#poke();
+    },
+    detached: (refs) => {
+      this.detached.push(...refs);
+      this.#poke();
+    },
+    attached: (refs) => {
+      this.attached.push(...refs);
+      this.#poke();
+    },
+  };
+
+  #push(result: Result): void {
+    this.results.push(result);
+    this.#poke();
+  }
+
+  #poke(): void {
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.check()) return true;
+      w.done();
+      return false;
+    });
+  }
+
+  /** Resolves when `check` holds; rejects after `ms` with `what`. */
+  until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}`)), ms);
+      this.#waiters.push({
+        check,
+        done: () => {
+          clearTimeout(timer);
+          done();
+        },
+      });
+    });
+  }
+
+  resultFor(ref: AttemptRef): Result | undefined {
+    return this.results.find(
+      (r) =>
+        r.ref.run_id === ref.run_id &&
+        r.ref.activity_id === ref.activity_id &&
+        r.ref.attempt === ref.attempt,
+    );
+  }
+
+  waitResult(ref: AttemptRef, ms?: number): Promise<Result> {
+    return this.until(
+      () => this.resultFor(ref) !== undefined,
+      `result of ${ref.run_id}/${ref.activity_id}`,
+      ms,
+    ).then(() => this.resultFor(ref)!);
+  }
+}
+
+export async function startEndpoint(
+  options: {
+    port?: number;
+    gate?: (ns: string) => Promise<boolean>;
+    recorder?: Recorder;
+    maxBacklog?: number;
+  } = {},
+): Promise<{ endpoint: WorkerEndpoint; recorder: Recorder; address: string }> {
+  const recorder = options.recorder ?? new Recorder();
+  const endpoint = await startWorkerEndpoint(`127.0.0.1:${options.port ?? 0}`, {
+    verify: async (token) => {
+      const principal = TOKENS[token];
+      if (principal === undefined) throw new Error("unknown token");
+      return principal;
+    },
+    namespaceGate: options.gate ?? (async () => true),
+    events: recorder.events,
+    ...(options.maxBacklog === undefined ? {} : { maxBacklogPerQueue: options.maxBacklog }),
+  });
+  return { endpoint, recorder, address: `127.0.0.1:${endpoint.port}` };
+}
+
+/** A port nobody listens on (bound, then released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+export async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "skein-worker-test-"));
+}
+
+export async function writeJson(dir: string, name: string, value: unknown): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, JSON.stringify(value, null, 2));
+  return path;
+}
+
+export async function tokenFile(dir: string, token: string): Promise<string> {
+  const path = join(dir, `${token}.token`);
+  await writeFile(path, `${token}\n`, { mode: 0o600 });
+  return path;
+}
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  stderr(): string;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export function spawnWorker(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): WorkerProcess {
+  const child = spawn(process.execPath, [SKEIN_BIN, "worker", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, SKEIN_LOG_LEVEL: "warn", ...env },
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8");
+  child.stderr!.on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    kill: (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
+
+let activity = 1;
+
+/** An offer for `action` on queue `q` in namespace `default`. */
+export function offer(action: string, input: unknown, extra: Partial<TaskOffer> = {}): TaskOffer {
+  return {
+    ref: { run_id: randomUUID(), activity_id: activity++, attempt: 1 },
+    namespace: "default",
+    taskQueue: "q",
+    workflowId: randomUUID(),
+    action,
+    inputJson: JSON.stringify(input),
+    startToCloseMs: 0,
+    heartbeatMs: 0,
+    ...extra,
+  };
+}
+
+/** Waits until the matcher has `n` live sessions. */
+export async function sessions(endpoint: WorkerEndpoint, n: number, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (endpoint.matcher.stats().sessions !== n) {
+    if (Date.now() > until) throw new Error(`expected ${n} worker sessions`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,507 @@
+// The engine end to end with real worker processes: the engine and the matcher in this
+// process over a file-backed store (a stand-in for the server's persistence), `skein worker`
+// processes serving module actions. Then the same with the server in its own process,
+// killed with SIGKILL mid-run and restarted on the same store.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  parseDefinition,
+  type WorkflowDefinition,
+} from "../../../src/workflow/definitions/index.ts";
+import { Engine, type HistoryEvent, type RunState } from "../../../src/workflow/engine/index.ts";
+import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
+import { FileStore } from "../../helpers/file-store.ts";
+import {
+  ACTIVITIES,
+  freePort,
+  sessions,
+  spawnWorker,
+  tempDir,
+  tokenFile,
+  writeJson,
+} from "../../helpers/worker-endpoint.ts";
+
+async function setup(options: { reattachGraceMs?: number } = {}) {
+  const dir = await tempDir();
+  const store = new FileStore(join(dir, "history.jsonl"));
+  const ended = new Map<string, (state: RunState) => void>();
+  const engine = new Engine({
+    store,
+    definitions: async () => assert.fail("no recovery in this test"),
+    onRunEnded: (runId, state) => ended.get(runId)?.(state),
+    ...options,
+  });
+  const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+    verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
+    namespaceGate: async () => true,
+    events: engine.matcherEvents,
+  });
+  engine.attach(endpoint.matcher);
+  const doc = await writeJson(dir, "worker.json", {
+    name: "w",
+    task_queue: "q",
+    actions: Object.fromEntries(
+      ["inc", "flaky", "hold"].map((name) => [name, { module: ACTIVITIES, export: name }]),
+    ),
+  });
+  const token = await tokenFile(dir, "any");
+  const worker = () =>
+    spawnWorker(["module", doc, "--endpoint", `127.0.0.1:${endpoint.port}`, "--token-file", token]);
+  const run = (definition: WorkflowDefinition, input: unknown) => {
+    const runId = randomUUID();
+    const done = new Promise<RunState>((resolve) => ended.set(runId, resolve));
+    return engine
+      .start({
+        runId,
+        workflowId: randomUUID(),
+        namespace: "default",
+        definition,
+        inputJson: JSON.stringify(input),
+      })
+      .then(() => ({ runId, done }));
+  };
+  const close = async () => {
+    engine.close();
+    await endpoint.close();
+  };
+  return { dir, store, engine, endpoint, worker, run, close };
+}
+
+const completions = (history: readonly HistoryEvent[]) =>
+  history.filter((e) => e.type === "ActivityCompleted").map((e) => [e.activity_id, e.attempt]);
+
+describe("engine with real workers", () => {
+  test("a multi-step workflow passes outputs between steps and retries a failing attempt", async () => {
+    const t = await setup();
+    const w = t.worker();
+    try {
+      const def = parseDefinition(
+        `
+name: chain
+task_queue: q
+retry: { max_attempts: 3, initial_backoff_ms: 20 }
+steps:
+  - { id: a, call: { action: inc, input: "{ 'n': input.n }" } }
+  - { id: b, call: { action: flaky, input: "{ 'n': steps.a.n }" } }
+  - { id: c, call: { action: inc, input: "{ 'n': steps.b.n }" } }
+output: "{ 'result': steps.c.n, 'first': steps.a.n }"
+`,
+        "yaml",
+      );
+      const { runId, done } = await t.run(def, { n: 1 });
+      const state = await done;
+      assert.equal(state.status, "Completed");
+      const history = await t.store.history(runId);
+      const end = history.at(-1)!;
+      assert.deepEqual(end.type === "RunCompleted" && JSON.parse(end.output_json), {
+        result: 5,
+        first: 2,
+      });
+      assert.deepEqual(completions(history), [
+        [1, 1],
+        [2, 2],
+        [3, 1],
+      ]);
+      const failure = history.find((e) => e.type === "ActivityFailed");
+      assert.ok(failure?.type === "ActivityFailed");
+      assert.deepEqual([failure.activity_id, failure.attempt, failure.code], [2, 1, "flaky"]);
+      const retry = history.find((e) => e.type === "ActivityScheduled" && e.attempt === 2);
+      assert.ok(retry?.type === "ActivityScheduled");
+      assert.equal(retry.dispatch_at, failure.at + 20, "the retry waits the initial backoff");
+      assert.equal(retry.input_json, '{"n":2}', "the retry runs the same input");
+    } finally {
+      w.kill();
+      await w.exited;
+      await t.close();
+    }
+  });
+
+  test("a heartbeat timeout after SIGKILL of the worker retries on another worker", async () => {
+    const t = await setup();
+    const first = t.worker();
+    let second: ReturnType<typeof t.worker> | undefined;
+    try {
+      await sessions(t.endpoint, 1);
+      const def = parseDefinition(
+        `
+name: long
+task_queue: q
+retry: { initial_backoff_ms: 10 }
+steps:
+  - { id: hold, call: { action: hold, input: "{ 'ms': 300 }", heartbeat_ms: 1000 } }
+`,
+        "yaml",
+      );
+      const { runId, done } = await t.run(def, {});
+      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
+        await new Promise((r) => setTimeout(r, 10));
+      first.kill("SIGKILL");
+      await first.exited;
+      second = t.worker();
+      const state = await done;
+      assert.equal(state.status, "Completed");
+      const history = await t.store.history(runId);
+      const timedOut = history.filter((e) => e.type === "ActivityTimedOut");
+      assert.deepEqual(
+        timedOut.map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
+        [[1, 1, "heartbeat"]],
+      );
+      assert.deepEqual(completions(history), [[1, 2]]);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill();
+      await second?.exited;
+      await t.close();
+    }
+  });
+
+  test("a lost attempt (worker killed, no heartbeat timeout) is retried after the re-attach grace", async () => {
+    const t = await setup({ reattachGraceMs: 200 });
+    const first = t.worker();
+    let second: ReturnType<typeof t.worker> | undefined;
+    try {
+      await sessions(t.endpoint, 1);
+      const def = parseDefinition(
+        "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: hold, input: \"{'ms': 300}\"}}]",
+        "yaml",
+      );
+      const { runId, done } = await t.run(def, {});
+      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
+        await new Promise((r) => setTimeout(r, 10));
+      first.kill("SIGKILL");
+      await first.exited;
+      second = t.worker();
+      assert.equal((await done).status, "Completed");
+      const history = await t.store.history(runId);
+      assert.deepEqual(
+        history
+          .filter((e) => e.type === "ActivityTimedOut")
+          .map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
+        [[1, 1, "worker_lost"]],
+      );
+      assert.deepEqual(completions(history), [[1, 2]]);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill();
+      await second?.exited;
+      await t.close();
+    }
+  });
+
+  test("a cancelled run stops its running attempt", async () => {
+    const t = await setup();
+    const w = t.worker();
+    try {
+      await sessions(t.endpoint, 1);
+      const def = parseDefinition(
+        "name: c\ntask_queue: q\nsteps: [{id: h, call: {action: hold, input: \"{'ms': 60000}\"}}]",
+        "yaml",
+      );
+      const { runId, done } = await t.run(def, {});
+      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
+        await new Promise((r) => setTimeout(r, 10));
+      await t.engine.cancel(runId);
+      assert.equal((await done).status, "Cancelled");
+      await new Promise<void>((resolve) => {
+        const check = () =>
+          t.endpoint.matcher.stats().holding === 0 ? resolve() : setTimeout(check, 10);
+        check();
+      });
+      assert.deepEqual(
+        (await t.store.history(runId)).map((e) => e.type),
+        ["RunStarted", "ActivityScheduled", "RunCancelled"],
+      );
+    } finally {
+      w.kill();
+      await w.exited;
+      await t.close();
+    }
+  });
+});
+
+describe("server killed with SIGKILL mid-run", () => {
+  test("after a restart the run completes with each activity completed exactly once", async () => {
+    const dir = await tempDir();
+    const port = await freePort();
+    const storePath = join(dir, "history.jsonl");
+    const defPath = join(dir, "def.yaml");
+    const steps = Array.from(
+      { length: 6 },
+      (_, i) => `  - { id: s${i}, call: { action: hold, input: "{ 'ms': 120 }" } }`,
+    );
+    await writeFile(defPath, `name: six\ntask_queue: q\nsteps:\n${steps.join("\n")}\n`);
+    const server = fileURLToPath(new URL("../../fixtures/engine-server.ts", import.meta.url));
+    const runId = randomUUID();
+    const startServer = (extra: string[]) => {
+      const child = spawn(
+        process.execPath,
+        [server, "--port", String(port), "--store", storePath, "--definition", defPath, ...extra],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let out = "";
+      child.stdout!.setEncoding("utf8");
+      const lines = new Promise<void>((resolve) => {
+        child.stdout!.on("data", (chunk: string) => {
+          out += chunk;
+          if (out.includes(`ended ${runId}`)) resolve();
+        });
+      });
+      return { child, ended: lines, out: () => out };
+    };
+    const a = startServer(["--start", runId]);
+    const doc = await writeJson(dir, "worker.json", {
+      name: "w",
+      task_queue: "q",
+      actions: { hold: { module: ACTIVITIES, export: "hold" } },
+    });
+    const w = spawnWorker([
+      "module",
+      doc,
+      "--endpoint",
+      `127.0.0.1:${port}`,
+      "--reconnect-initial-backoff",
+      "0.05",
+      "--reconnect-max-backoff",
+      "0.1",
+      "--token-file",
+      await tokenFile(dir, "any"),
+    ]);
+    const store = new FileStore(storePath);
+    try {
+      // Kill the server once two activities are durably completed.
+      for (let i = 0; completions(await store.history(runId)).length < 2; i++) {
+        assert.ok(i < 1000, `no progress: ${w.stderr()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      a.child.kill("SIGKILL");
+      await new Promise((r) => a.child.on("exit", r));
+      const b = startServer([]);
+      try {
+        await b.ended;
+        assert.match(b.out(), new RegExp(`ended ${runId} Completed`));
+        const history = await store.history(runId);
+        assert.deepEqual(
+          completions(history).map(([id]) => id),
+          [1, 2, 3, 4, 5, 6],
+          "each activity completed exactly once, in order",
+        );
+        assert.equal(history.at(-1)?.type, "RunCompleted");
+      } finally {
+        b.child.kill("SIGKILL");
+      }
+    } finally {
+      a.child.kill("SIGKILL");
+      w.kill();
+      await w.exited;
+    }
+  });
+});
+
+describe("runs the engine cannot advance are quarantined, the others go on", () => {
+  test("a corrupt history and a definition that is not the pinned one", async () => {
+    const dir = await tempDir();
+    const store = new FileStore(join(dir, "history.jsonl"));
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const other = parseDefinition(
+      "name: e\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const identity = (runId: string, version: string) => ({
+      runId,
+      workflowId: runId,
+      namespace: "default",
+      definitionVersion: version,
+      status: "Running" as const,
+    });
+    const startedAt = (version: string): HistoryEvent => ({
+      type: "RunStarted",
+      at: 1,
+      workflow_id: "w",
+      definition_version: version,
+      input_json: "{}",
+    });
+    await store.commit([
+      { ...identity("good", def.version), events: [startedAt(def.version)] },
+      // A result for an activity that was never scheduled.
+      {
+        ...identity("corrupt", def.version),
+        events: [
+          startedAt(def.version),
+          { type: "ActivityCompleted", at: 2, activity_id: 1, attempt: 1, output_json: "{}" },
+        ],
+      },
+      // Recorded as pinning `other`, but the lookup returns `def`.
+      { ...identity("mismatch", other.version), events: [startedAt(other.version)] },
+    ]);
+    const errors = new Map<string, string>();
+    const engine = new Engine({
+      store,
+      definitions: async () => def,
+      onRunError: (runId, error) => errors.set(runId, (error as { code: string }).code),
+    });
+    const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+      verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
+      namespaceGate: async () => true,
+      events: engine.matcherEvents,
+    });
+    engine.attach(endpoint.matcher);
+    try {
+      assert.equal(await engine.recover(), 3);
+      await engine.idle();
+      assert.deepEqual([...errors].sort(), [
+        ["corrupt", "history_corrupt"],
+        ["mismatch", "definition_mismatch"],
+      ]);
+      assert.equal(engine.running, 1);
+      assert.equal(engine.state("good")?.activities.size, 1, "the good run scheduled its activity");
+      assert.equal(endpoint.matcher.stats().waiting, 1, "and offered it");
+    } finally {
+      engine.close();
+      await endpoint.close();
+    }
+  });
+});
+
+describe("results that arrive while runs are being recovered", () => {
+  test("wait for the runs to load, then are recorded", async () => {
+    const dir = await tempDir();
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
+      "yaml",
+    );
+    const store = new FileStore(join(dir, "history.jsonl"));
+    await store.commit([
+      {
+        runId: "r1",
+        workflowId: "r1",
+        namespace: "default",
+        definitionVersion: def.version,
+        status: "Running",
+        events: [
+          {
+            type: "RunStarted",
+            at: 1,
+            workflow_id: "r1",
+            definition_version: def.version,
+            input_json: "{}",
+          },
+          {
+            type: "ActivityScheduled",
+            at: 1,
+            activity_id: 1,
+            attempt: 1,
+            step_id: "a",
+            action: "inc",
+            task_queue: "q",
+            input_json: "{}",
+            dispatch_at: 1,
+            start_to_close_ms: 60_000,
+            heartbeat_ms: 0,
+          },
+        ],
+      },
+    ]);
+    // Fault injection around the real store: loading waits until the test lets it go.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = {
+      commit: (batch: Parameters<FileStore["commit"]>[0]) => store.commit(batch),
+      loadRunning: async () => {
+        await gate;
+        return store.loadRunning();
+      },
+    };
+    let onEnded: (state: RunState) => void = () => {};
+    const ended = new Promise<RunState>((resolve) => {
+      onEnded = resolve;
+    });
+    const engine = new Engine({
+      store: slow,
+      definitions: async () => def,
+      onRunEnded: (_, s) => onEnded(s),
+    });
+    const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+      verify: async () => ({ subject: "t", worker: true, namespaces: "*" }),
+      namespaceGate: async () => true,
+      events: engine.matcherEvents,
+    });
+    engine.attach(endpoint.matcher);
+    try {
+      const recovered = engine.recover();
+      const ctx = { namespace: "default", taskQueue: "q", workerName: "w", sessionId: "s" };
+      const ack = engine.matcherEvents.completed(
+        { run_id: "r1", activity_id: 1, attempt: 1 },
+        '{"n":1}',
+        ctx,
+      );
+      assert.ok(ack instanceof Promise, "the result is held, not dropped");
+      release();
+      assert.equal(await recovered, 1);
+      await ack;
+      assert.equal((await ended).status, "Completed");
+      assert.deepEqual(completions(await store.history("r1")), [[1, 1]]);
+    } finally {
+      engine.close();
+      await endpoint.close();
+    }
+  });
+});
+
+describe("a commit that fails", () => {
+  test("stops the engine, refuses the inputs it held, and calls onFatal", async () => {
+    const dir = await tempDir();
+    const store = new FileStore(join(dir, "history.jsonl"));
+    // Fault injection around the real store: every commit fails.
+    const failing = {
+      commit: async () => {
+        throw new Error("disk full");
+      },
+      loadRunning: () => store.loadRunning(),
+    };
+    let fatal: unknown;
+    const engine = new Engine({
+      store: failing,
+      definitions: async () => assert.fail("no recovery"),
+      onFatal: (error) => {
+        fatal = error;
+      },
+    });
+    const def = parseDefinition(
+      "name: d\ntask_queue: q\nsteps: [{id: a, sleep: {duration_ms: 10}}]",
+      "yaml",
+    );
+    await assert.rejects(
+      engine.start({
+        runId: randomUUID(),
+        workflowId: "w",
+        namespace: "default",
+        definition: def,
+        inputJson: "{}",
+      }),
+      /disk full/,
+    );
+    assert.match(String(fatal), /disk full/);
+    await assert.rejects(
+      engine.start({
+        runId: randomUUID(),
+        workflowId: "w2",
+        namespace: "default",
+        definition: def,
+        inputJson: "{}",
+      }),
+      { code: "engine_stopped" },
+    );
+    assert.deepEqual(await store.loadRunning(), [], "nothing reached the store");
+  });
+});
