@@ -35,6 +35,7 @@ export function processJson(status: ProcessStatus | undefined, currentRevision: 
       running_revision: null,
       current_launch: false,
       next_start_at: null,
+      last_backoff_ms: null,
     };
   }
   return {
@@ -53,6 +54,7 @@ export function processJson(status: ProcessStatus | undefined, currentRevision: 
     running_revision: status.revision,
     current_launch: status.pid !== null && status.revision === currentRevision,
     next_start_at: iso(status.nextStartAt),
+    last_backoff_ms: status.lastBackoffMs,
   };
 }
 

@@ -52,6 +52,8 @@ export interface ProcessStatus {
   readonly revision: number | null;
   /** When a backing-off instance starts again. */
   readonly nextStartAt: number | null;
+  /** The wait chosen after the last unasked exit (null before the first). */
+  readonly lastBackoffMs: number | null;
 }
 
 interface Instance {
@@ -66,6 +68,7 @@ interface Instance {
   lastExit: ProcessExit | null;
   timer: NodeJS.Timeout | undefined;
   nextStartAt: number | null;
+  lastBackoffMs: number | null;
   /** Serialises this name's operations. */
   queue: Promise<unknown>;
 }
@@ -151,6 +154,7 @@ export class Supervisor {
         lastExit: null,
         timer: undefined,
         nextStartAt: null,
+        lastBackoffMs: null,
         queue: Promise.resolve(),
       };
       this.#instances.set(name, instance);
@@ -173,6 +177,7 @@ export class Supervisor {
       lastExit: i.lastExit,
       revision: i.revision,
       nextStartAt: i.state === "backing_off" ? i.nextStartAt : null,
+      lastBackoffMs: i.lastBackoffMs,
     };
   }
 
@@ -224,6 +229,7 @@ export class Supervisor {
     instance.restarts++;
     const delay = backoffDelay(this.#options.backoff, instance.crashesInRow);
     instance.state = "backing_off";
+    instance.lastBackoffMs = delay;
     instance.nextStartAt = Date.now() + delay;
     instance.timer = setTimeout(() => {
       instance.timer = undefined;
