@@ -38,6 +38,8 @@ export const ERRORS = {
   invalid_deployment: 400,
   /** The stored row of this deployment cannot be decoded; PUT replaces it, DELETE removes it. */
   deployment_undecodable: 409,
+  /** A supervised worker could not be stopped (a PUT or desired-state change needed it). */
+  stop_failed: 500,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

@@ -3,7 +3,8 @@
  * the word `worker`, a known kind, an absolute path of a worker document that exists on
  * this host, then only the known option pairs with values of the right type (the worker
  * command's own parser decides, so the two can never disagree), plus `--token-file`. The
- * document is loaded as the worker would load it; its `task_queue` must equal the record's,
+ * document is read and decoded as the worker would (without running any of it: a `module`
+ * action's module is not imported into the server); its `task_queue` must equal the record's,
  * and the namespace the worker will serve (`--namespace`, default `default`) must be one of
  * the record's `namespaces`. Every refusal is `invalid_deployment` with the reason.
  */
@@ -12,7 +13,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { UsageError } from "../../common/cli.ts";
 import { SkeinError } from "../../common/errors.ts";
-import { loadWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
+import { inspectWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
 import { parseWorkerArgs } from "../cli/worker.ts";
 import { workflowError } from "../errors.ts";
 import type { DeploymentBody } from "./record.ts";
@@ -58,9 +59,9 @@ export async function checkVerb(body: DeploymentBody): Promise<CheckedVerb> {
       `--namespace ${JSON.stringify(parsed.namespace)} is not one of namespaces ${JSON.stringify(body.namespaces)}`,
     );
   }
-  let loaded: Awaited<ReturnType<typeof loadWorkerDocument>>;
+  let loaded: Awaited<ReturnType<typeof inspectWorkerDocument>>;
   try {
-    loaded = await loadWorkerDocument(parsed.kind, document);
+    loaded = await inspectWorkerDocument(parsed.kind, document);
   } catch (error) {
     if (error instanceof SkeinError) refuse(`worker document ${document}: ${error.message}`);
     throw error;

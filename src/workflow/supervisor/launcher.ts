@@ -47,6 +47,9 @@ export const processLauncher: Launcher = {
     try {
       const child = spawn(spec.command, [...spec.args], {
         stdio: ["ignore", log, log],
+        // Its own process group: a terminal's Ctrl-C reaches the server only, which then
+        // stops its workers in order instead of racing their exits with restarts.
+        detached: true,
         env: { ...process.env, ...spec.env },
       });
       const exited = new Promise<ProcessExit>((resolve) =>

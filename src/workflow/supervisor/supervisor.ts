@@ -22,6 +22,7 @@
 import { type BackoffPolicy, backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { workflowError } from "../errors.ts";
 import type { ChildHandle, Launcher, LaunchSpec, ProcessExit } from "./launcher.ts";
 
 export type ActualState = "starting" | "running" | "backing_off" | "stopping" | "stopped";
@@ -266,23 +267,14 @@ export class Supervisor {
         );
         child.signal("SIGKILL");
         if (!(await exitsWithin(child, grace))) {
-          throw new SkeinError(
-            "stop_failed",
-            `worker pid ${child.pid} did not exit after SIGKILL`,
-            {
-              status: 500,
-            },
-          );
+          throw workflowError("stop_failed", `worker pid ${child.pid} did not exit after SIGKILL`);
         }
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw error instanceof SkeinError
         ? error
-        : new SkeinError("stop_failed", `cannot stop worker pid ${child.pid}: ${reason}`, {
-            status: 500,
-            cause: error,
-          });
+        : workflowError("stop_failed", `cannot stop worker pid ${child.pid}: ${reason}`, error);
     }
     instance.child = undefined;
     instance.state = "stopped";

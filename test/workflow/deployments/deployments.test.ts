@@ -5,10 +5,11 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import { offer } from "../../helpers/worker-endpoint.ts";
+import { offer, writeJson } from "../../helpers/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -18,7 +19,14 @@ import {
   tokenFor,
   writeConfig,
 } from "../support/server.ts";
-import { alive, logText, until, type WorkerFixture, workerFixture } from "./support.ts";
+import {
+  alive,
+  logText,
+  processesMentioning,
+  until,
+  type WorkerFixture,
+  workerFixture,
+} from "./support.ts";
 
 const enc = encodeURIComponent;
 
@@ -49,6 +57,7 @@ describe("worker deployments against a running server", () => {
     await server?.stop();
     await w?.endpoint.endpoint.close();
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
+    assert.deepEqual(processesMentioning(w.document), [], "no worker process is left");
     await dir?.remove();
   });
 
@@ -390,6 +399,27 @@ describe("worker deployments against a running server", () => {
     });
   }
 
+  test("validation reads the worker document without running it: a module is not imported", async () => {
+    const marker = join(dir.path, "imported.marker");
+    await writeFile(
+      join(dir.path, "side-effect.mjs"),
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "x");\nexport default async () => 1;\n`,
+    );
+    const doc = await writeJson(dir.path, "module-worker.json", {
+      name: "mod",
+      task_queue: "q",
+      actions: { run: { module: "side-effect.mjs" } },
+    });
+    const r = await api("PUT", "/worker-deployments/modular", {
+      ...w.record({ desired: "stopped" }),
+      artifact: { type: "builtin", verb: ["worker", "module", doc] },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.deployment.worker.kind, "module");
+    assert.equal(existsSync(marker), false);
+    assert.equal((await api("DELETE", "/worker-deployments/modular")).status, 200);
+  });
+
   const endpoints: [string, string, () => object | undefined][] = [
     ["GET", "/worker-deployments", () => undefined],
     ["GET", "/worker-deployments/alpha", () => undefined],
@@ -416,6 +446,7 @@ describe("worker deployments against a running server", () => {
     const before = (await api("GET", "/workers/managed")).body.managed[0];
     await server.stop();
     assert.equal(alive(before.pid), false, "no orphan after the server exits");
+    assert.deepEqual(processesMentioning(w.document), [], "no worker process is left");
     const db = new DatabaseSync(join(dir.path, "data", "skein.db"));
     db.prepare(
       "INSERT INTO worker_deployments (name, document, created_at, updated_at) VALUES (?, ?, ?, ?)",

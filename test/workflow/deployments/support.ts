@@ -2,7 +2,7 @@
 // temp folder, a gRPC worker endpoint in the test process (the supervised children connect
 // to it), and small process checks (is a pid alive; wait until a condition holds).
 
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startEndpoint, tokenFile, writeJson } from "../../helpers/worker-endpoint.ts";
@@ -71,6 +71,22 @@ function readProcState(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Live (non-zombie) processes whose command line mentions `text`: a process listing. */
+export function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+    } catch {
+      continue;
+    }
+    if (cmdline.includes(text) && alive(Number(entry))) found.push(Number(entry));
+  }
+  return found;
 }
 
 export async function until<T>(
