@@ -61,8 +61,7 @@ export interface WorkerDocument {
   readonly handlers: ReadonlyMap<string, Handler>;
 }
 
-/** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */
-export async function loadWorkerDocument(kind: WorkerKind, path: string): Promise<WorkerDocument> {
+async function readDocument(path: string): Promise<{ full: string; raw: unknown }> {
   const full = resolve(path);
   let text: string;
   try {
@@ -71,8 +70,30 @@ export async function loadWorkerDocument(kind: WorkerKind, path: string): Promis
     const reason = error instanceof Error ? error.message : String(error);
     throw new SkeinError("worker_document_invalid", `cannot read worker document: ${reason}`);
   }
+  return { full, raw: parseDocumentText(text, formatOf(full), DOCUMENT_CODE) };
+}
+
+/**
+ * Reads and decodes a worker document without preparing its handlers: nothing of the
+ * document is run (a `module` action's module is not imported). The server uses it to
+ * check a deployment against the document it will launch.
+ */
+export async function inspectWorkerDocument(
+  kind: WorkerKind,
+  path: string,
+): Promise<{ readonly name: string; readonly taskQueue: string; readonly actions: string[] }> {
+  const { raw } = await readDocument(path);
+  const doc = decodeDocument<{ name: string; task_queue: string; actions: Map<string, unknown> }>(
+    decoders[kind] as Decoder<{ name: string; task_queue: string; actions: Map<string, unknown> }>,
+    raw,
+  );
+  return { name: doc.name, taskQueue: doc.task_queue, actions: [...doc.actions.keys()] };
+}
+
+/** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */
+export async function loadWorkerDocument(kind: WorkerKind, path: string): Promise<WorkerDocument> {
+  const { full, raw } = await readDocument(path);
   const baseDir = dirname(full);
-  const raw = parseDocumentText(text, formatOf(full), DOCUMENT_CODE);
   const handlers = new Map<string, Handler>();
   let name: string;
   let taskQueue: string;

@@ -9,7 +9,9 @@
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "../common/log.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
+import type { DeploymentService } from "./deployments/service.ts";
 import { installAuth } from "./http/auth.ts";
+import { deploymentRoutes } from "./http/deployments.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
@@ -21,6 +23,8 @@ export interface AppRoles {
   readonly verify: TokenVerifier;
   readonly namespaces: NamespaceRegistry;
   readonly maxBodyBytes: number;
+  /** Worker deployments; their routes refuse while `enabled` is false. */
+  readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -35,5 +39,8 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   installAuth(app, roles.verify);
   healthRoutes(app);
   namespaceRoutes(app, roles.namespaces);
+  if (roles.deployments !== undefined) {
+    deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
+  }
   return app;
 }

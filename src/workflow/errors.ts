@@ -26,6 +26,20 @@ export const ERRORS = {
   namespace_required: 400,
   /** Work in an absent namespace while `namespaces.auto_create = "closed"`. */
   namespace_not_found: 404,
+  /** Worker deployment endpoints while `deployments.enabled` is false. */
+  deployments_disabled: 403,
+  /** A deployment name that is not stored (GET, DELETE, POST desired-state). */
+  deployment_not_found: 404,
+  /** A deployment name beginning `auto/` (reserved). */
+  reserved_deployment_name: 400,
+  /** A deployment whose `artifact.type` is not `builtin`. */
+  unsupported_artifact: 400,
+  /** A deployment whose verb, worker document, queue or namespace does not agree. */
+  invalid_deployment: 400,
+  /** The stored row of this deployment cannot be decoded; PUT replaces it, DELETE removes it. */
+  deployment_undecodable: 409,
+  /** A supervised worker could not be stopped (a PUT or desired-state change needed it). */
+  stop_failed: 500,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

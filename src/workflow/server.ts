@@ -16,9 +16,12 @@ import { ensureSigningKey } from "./auth/keys.ts";
 import { createVerifier } from "./auth/tokens.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
+import { DeploymentService } from "./deployments/service.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
+import { processLauncher } from "./supervisor/launcher.ts";
+import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 
 export interface StartReport {
   readonly configFile: string;
@@ -94,17 +97,35 @@ export async function startServer(
     });
     await registry.createDefault();
 
+    // The local supervisor: with deployments off it is never asked to run anything.
+    const supervisor = new Supervisor({
+      launcher: processLauncher,
+      logger: options.logger,
+      ...SUPERVISOR_DEFAULTS,
+    });
+    const deployments = new DeploymentService({
+      store: store.deployments,
+      supervisor,
+      nodeId: config.nodeId,
+      dataDir: config.dataDir,
+      logger: options.logger,
+    });
+    const deploymentsEnabled = config.settings.deployments.enabled;
+    if (deploymentsEnabled) await deployments.startAll();
+
     const app = buildApp({
       logger: options.logger,
       verify: createVerifier(key.publicKey),
       namespaces: registry,
       maxBodyBytes: config.settings.http.max_body_bytes,
+      deployments: { service: deployments, enabled: deploymentsEnabled },
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
       await app.close();
+      await supervisor.close();
       throw error;
     }
     const address = app.server.address() as AddressInfo;
@@ -131,7 +152,11 @@ export async function startServer(
       report,
       url,
       close: () => {
-        closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger).then(() => store.close());
+        // Supervised workers stop after the API (no request can start one meanwhile) and
+        // before storage, so the server never exits leaving a child behind.
+        closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
+          .then(() => supervisor.close())
+          .then(() => store.close());
         return closing;
       },
     };

@@ -5,6 +5,7 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { deploymentCommand } from "./deployment.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
 import { tokenCommand } from "./token.ts";
@@ -14,5 +15,5 @@ export const skeinProgram: Program = {
   name: "skein",
   version: VERSION,
   summary: "durable workflows for agent work",
-  commands: [serveCommand, workerCommand, tokenCommand, namespaceCommand],
+  commands: [serveCommand, workerCommand, tokenCommand, namespaceCommand, deploymentCommand],
 };

@@ -56,12 +56,38 @@ export function shardOf(key: string, total: number): number {
   return digest.readUInt32BE(0) % total;
 }
 
+// ---- Worker deployments (issue 6) -------------------------------------------------------
+// A deployment row holds its record as JSON text. The store does not decode it: the
+// deployments layer does, so a row written by another build (or by hand) that no longer
+// decodes is still listed, separately, with the reason, instead of failing the whole read.
+
+export interface DeploymentRow {
+  readonly name: string;
+  /** The record as JSON text (see src/workflow/deployments/record.ts). */
+  readonly document: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface DeploymentStore {
+  get(name: string): Promise<DeploymentRow | undefined>;
+  /** Every row, ordered by name. */
+  list(): Promise<DeploymentRow[]>;
+  /** Inserts or replaces the row; `createdAt` of an existing row is kept. */
+  put(name: string, document: string, now: number): Promise<DeploymentRow>;
+  /** Removes the row; returns it, or undefined when there was none. */
+  delete(name: string): Promise<DeploymentRow | undefined>;
+}
+// ---- end of worker deployments ------------------------------------------------------------
+
 export interface WorkflowStore {
   /** Which backend this is, for logs and the start-up banner. */
   readonly backend: string;
   /** The schema version the database is at after start-up migrations. */
   readonly schemaVersion: number;
   readonly namespaces: NamespaceStore;
+  readonly deployments: DeploymentStore;
   /** Closes connections after in-flight transactions finish. */
   close(): Promise<void>;
 }

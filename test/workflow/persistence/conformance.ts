@@ -90,3 +90,50 @@ export function namespaceConformance(backend: Backend): void {
     }
   });
 }
+
+export function deploymentConformance(backend: Backend): void {
+  test("deployments: put creates, put again replaces keeping created_at, list orders by name", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      assert.equal(await store.deployments.get("b"), undefined);
+      const first = await store.deployments.put("b", '{"v":1}', 1000);
+      assert.deepEqual(first, { name: "b", document: '{"v":1}', createdAt: 1000, updatedAt: 1000 });
+      const second = await store.deployments.put("b", '{"v":2}', 2000);
+      assert.deepEqual(second, {
+        name: "b",
+        document: '{"v":2}',
+        createdAt: 1000,
+        updatedAt: 2000,
+      });
+      await store.deployments.put("a/x", "not json at all", 3000);
+      assert.deepEqual(
+        (await store.deployments.list()).map((r) => [r.name, r.document]),
+        [
+          ["a/x", "not json at all"],
+          ["b", '{"v":2}'],
+        ],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("deployments: delete returns the removed row once, then undefined; rows are durable", async () => {
+    const place = await backend.fresh();
+    const store = await backend.open(place);
+    await store.deployments.put("gone", "{}", 5);
+    await store.deployments.put("kept", "{}", 6);
+    assert.equal((await store.deployments.delete("gone"))?.name, "gone");
+    assert.equal(await store.deployments.delete("gone"), undefined);
+    await store.close();
+    const reopened = await backend.open(place);
+    try {
+      assert.deepEqual(
+        (await reopened.deployments.list()).map((r) => r.name),
+        ["kept"],
+      );
+    } finally {
+      await reopened.close();
+    }
+  });
+}

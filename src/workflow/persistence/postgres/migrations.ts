@@ -24,6 +24,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  // Version 2 belongs to the workflow-engine branch (see the SQLite list).
+  {
+    version: 3,
+    name: "worker_deployments",
+    sql: `
+      CREATE TABLE worker_deployments (
+        name TEXT COLLATE "C" PRIMARY KEY,
+        document TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -8,6 +8,7 @@
 import pg from "pg";
 import { workflowError } from "../../errors.ts";
 import type { WorkflowStore } from "../store.ts";
+import { PostgresDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresNamespaceStore } from "./namespaces.ts";
 
@@ -31,12 +32,14 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly backend = "postgres";
   readonly schemaVersion: number;
   readonly namespaces: PostgresNamespaceStore;
+  readonly deployments: PostgresDeploymentStore;
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number) {
     this.#pool = pool;
     this.schemaVersion = schemaVersion;
     this.namespaces = new PostgresNamespaceStore(pool);
+    this.deployments = new PostgresDeploymentStore(pool);
   }
 
   static async open(url: string, schema: string): Promise<PostgresWorkflowStore> {

@@ -29,6 +29,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  // Version 2 belongs to the workflow-engine branch; versions apply in order, so a database
+  // at 1 takes 2 then 3 once both are merged.
+  {
+    version: 3,
+    name: "worker_deployments",
+    sql: `
+      CREATE TABLE worker_deployments (
+        name TEXT PRIMARY KEY,
+        document TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -7,6 +7,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { WorkflowStore } from "../store.ts";
 import { openDatabase } from "./database.ts";
+import { SqliteDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteNamespaceStore } from "./namespaces.ts";
 
@@ -14,6 +15,7 @@ export class SqliteWorkflowStore implements WorkflowStore {
   readonly backend = "sqlite";
   readonly schemaVersion: number;
   readonly namespaces: SqliteNamespaceStore;
+  readonly deployments: SqliteDeploymentStore;
   readonly file: string;
   readonly #db: DatabaseSync;
 
@@ -22,6 +24,7 @@ export class SqliteWorkflowStore implements WorkflowStore {
     this.file = file;
     this.schemaVersion = schemaVersion;
     this.namespaces = new SqliteNamespaceStore(db);
+    this.deployments = new SqliteDeploymentStore(db);
   }
 
   /** Opens (creating when absent) and migrates the database at `file`. */

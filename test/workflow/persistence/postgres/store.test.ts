@@ -11,7 +11,7 @@ import {
   PostgresWorkflowStore,
   redactUrl,
 } from "../../../../src/workflow/persistence/postgres/store.ts";
-import { namespaceConformance } from "../conformance.ts";
+import { deploymentConformance, namespaceConformance } from "../conformance.ts";
 
 /** The local test database (trust auth); override with SKEIN_TEST_POSTGRES_URL. */
 const URL = process.env.SKEIN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -51,6 +51,7 @@ describe("PostgreSQL workflow store", { skip }, () => {
 
   describe("conformance", () => {
     namespaceConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
+    deploymentConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
   });
 
   test("migrations are recorded in the schema and not applied twice", async () => {

@@ -1,0 +1,259 @@
+/**
+ * The deployments role: durable records (through the WorkflowStore) and this node's
+ * supervisor, put together so every endpoint is one call. A write is committed first and
+ * then applied locally before it answers (the spec's "the node acts on the new desired
+ * state before the response"). Writes to one name are serialised in this process.
+ *
+ * Node placement: a record whose `node` is null runs on every node; a record with a `node`
+ * runs only on the node whose `cluster.node_id` equals it. Other nodes keep no process.
+ */
+
+import { join } from "node:path";
+import type { Logger } from "../../common/log.ts";
+import { workflowError } from "../errors.ts";
+import type { DeploymentRow, DeploymentStore } from "../persistence/store.ts";
+import type { LaunchSpec } from "../supervisor/launcher.ts";
+import type { ProcessStatus, Supervisor } from "../supervisor/supervisor.ts";
+import { binaryIdentity, deploymentIdentity } from "./identity.ts";
+import {
+  type Deployment,
+  type DeploymentBody,
+  type Desired,
+  decodeStored,
+  encodeStored,
+  type StoredDocument,
+  sameLaunch,
+  type Undecodable,
+} from "./record.ts";
+import { checkVerb } from "./verb.ts";
+
+export type PutOutcome = "created" | "updated" | "unchanged";
+
+export interface DeploymentServiceOptions {
+  readonly store: DeploymentStore;
+  readonly supervisor: Supervisor;
+  readonly nodeId: string;
+  readonly dataDir: string;
+  readonly logger: Logger;
+}
+
+export interface ManagedWorker {
+  readonly deployment: Deployment;
+  readonly runsHere: boolean;
+  readonly process: ProcessStatus | undefined;
+}
+
+/** Where a deployment's worker output goes: one file per deployment under the data dir. */
+export function logFileOf(dataDir: string, name: string): string {
+  return join(dataDir, "deployments", "logs", `${encodeURIComponent(name)}.log`);
+}
+
+export class DeploymentService {
+  readonly #o: DeploymentServiceOptions;
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: DeploymentServiceOptions) {
+    this.#o = options;
+  }
+
+  get nodeId(): string {
+    return this.#o.nodeId;
+  }
+
+  async put(
+    name: string,
+    body: DeploymentBody,
+  ): Promise<{ outcome: PutOutcome; deployment: Deployment; process: ProcessStatus | undefined }> {
+    const verb = await checkVerb(body);
+    return this.#locked(name, async () => {
+      const existing = await this.#read(name);
+      const next: Omit<StoredDocument, "revision"> = {
+        artifact: body.artifact,
+        namespaces: body.namespaces,
+        task_queue: body.task_queue,
+        desired: body.desired,
+        node: body.node,
+        binary: binaryIdentity(),
+        worker: { kind: verb.kind, name: verb.workerName },
+      };
+      let outcome: PutOutcome;
+      let revision: number;
+      if (existing === undefined || !existing.ok) {
+        outcome = existing === undefined ? "created" : "updated";
+        revision = 1;
+      } else if (sameLaunch(existing.deployment, next)) {
+        revision = existing.deployment.revision;
+        outcome = existing.deployment.desired === next.desired ? "unchanged" : "updated";
+      } else {
+        revision = existing.deployment.revision + 1;
+        outcome = "updated";
+      }
+      let deployment: Deployment;
+      if (outcome === "unchanged" && existing?.ok) {
+        deployment = existing.deployment;
+      } else {
+        const row = await this.#o.store.put(name, encodeStored({ ...next, revision }), Date.now());
+        deployment = this.#decodeOwn(row);
+      }
+      return { outcome, deployment, process: await this.#apply(deployment) };
+    });
+  }
+
+  async get(name: string): Promise<Deployment> {
+    const read = await this.#read(name);
+    if (read === undefined) throw notFound(name);
+    if (!read.ok) throw undecodable(read.undecodable);
+    return read.deployment;
+  }
+
+  async list(): Promise<{ deployments: Deployment[]; undecodable: Undecodable[] }> {
+    const deployments: Deployment[] = [];
+    const bad: Undecodable[] = [];
+    for (const row of await this.#o.store.list()) {
+      const read = decodeRow(row);
+      if (read.ok) deployments.push(read.deployment);
+      else bad.push(read.undecodable);
+    }
+    return { deployments, undecodable: bad };
+  }
+
+  async setDesired(
+    name: string,
+    desired: Desired,
+  ): Promise<{ deployment: Deployment; process: ProcessStatus | undefined }> {
+    return this.#locked(name, async () => {
+      const current = await this.get(name);
+      let deployment = current;
+      if (current.desired !== desired) {
+        const row = await this.#o.store.put(
+          name,
+          encodeStored({ ...current, desired }),
+          Date.now(),
+        );
+        deployment = this.#decodeOwn(row);
+      }
+      return { deployment, process: await this.#apply(deployment) };
+    });
+  }
+
+  /**
+   * Stops and forgets this node's process, then removes the record. A stop failure is
+   * logged and the record is still deleted (the spec's rule).
+   */
+  async delete(name: string): Promise<{ deployment: Deployment | Undecodable }> {
+    return this.#locked(name, async () => {
+      const read = await this.#read(name);
+      if (read === undefined) throw notFound(name);
+      try {
+        await this.#o.supervisor.forget(name);
+      } catch (error) {
+        this.#o.logger.error(
+          { err: error, deployment: name },
+          "stopping the deployment's worker failed; deleting the record anyway",
+        );
+      }
+      const removed = await this.#o.store.delete(name);
+      if (removed === undefined) throw notFound(name);
+      return { deployment: read.ok ? read.deployment : read.undecodable };
+    });
+  }
+
+  async managed(): Promise<{ managed: ManagedWorker[]; undecodable: Undecodable[] }> {
+    const { deployments, undecodable: bad } = await this.list();
+    return {
+      managed: deployments.map((deployment) => ({
+        deployment,
+        runsHere: this.#runsHere(deployment),
+        process: this.#o.supervisor.status(deployment.name),
+      })),
+      undecodable: bad,
+    };
+  }
+
+  /** Server start-up: brings every record of this node to its desired state. */
+  async startAll(): Promise<void> {
+    const { deployments, undecodable: bad } = await this.list();
+    for (const u of bad) {
+      this.#o.logger.warn(
+        { deployment: u.name, reason: u.reason },
+        "deployment row cannot be decoded; not supervised",
+      );
+    }
+    await Promise.all(
+      deployments.map((d) =>
+        this.#locked(d.name, () => this.#apply(d)).catch((error) =>
+          this.#o.logger.error(
+            { err: error, deployment: d.name },
+            "cannot apply deployment at start",
+          ),
+        ),
+      ),
+    );
+  }
+
+  #runsHere(d: Deployment): boolean {
+    return d.node === null || d.node === this.#o.nodeId;
+  }
+
+  async #apply(d: Deployment): Promise<ProcessStatus | undefined> {
+    if (!this.#runsHere(d)) {
+      await this.#o.supervisor.forget(d.name);
+      return undefined;
+    }
+    return this.#o.supervisor.apply(d.name, d.desired === "running" ? this.#launch(d) : null);
+  }
+
+  #launch(d: Deployment): LaunchSpec {
+    return {
+      name: d.name,
+      revision: d.revision,
+      command: d.binary.path,
+      args: [d.binary.entry, ...d.artifact.verb],
+      env: { SKEIN_DEPLOYMENT: deploymentIdentity(d.name, d.revision) },
+      logFile: logFileOf(this.#o.dataDir, d.name),
+    };
+  }
+
+  async #read(name: string) {
+    const row = await this.#o.store.get(name);
+    return row === undefined ? undefined : decodeRow(row);
+  }
+
+  #decodeOwn(row: DeploymentRow): Deployment {
+    const read = decodeRow(row);
+    if (!read.ok) throw undecodable(read.undecodable);
+    return read.deployment;
+  }
+
+  #locked<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(name) ?? Promise.resolve();
+    const result = previous.then(work);
+    const tail = result.catch(() => {});
+    this.#locks.set(name, tail);
+    tail.then(() => {
+      if (this.#locks.get(name) === tail) this.#locks.delete(name);
+    });
+    return result;
+  }
+}
+
+function decodeRow(row: DeploymentRow) {
+  return decodeStored(row.name, row.document, {
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  });
+}
+
+function notFound(name: string) {
+  return workflowError(
+    "deployment_not_found",
+    `no worker deployment named ${JSON.stringify(name)}`,
+  );
+}
+
+function undecodable(u: Undecodable) {
+  return workflowError(
+    "deployment_undecodable",
+    `the stored deployment ${JSON.stringify(u.name)} cannot be decoded (${u.reason}); PUT replaces it, DELETE removes it`,
+  );
+}

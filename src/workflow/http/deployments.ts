@@ -1,0 +1,155 @@
+/**
+ * Worker deployment endpoints (spec endpoints 1-6): records under `/worker-deployments` and
+ * the joined managed view at `/workers/managed`. Every one of them, reads included, needs
+ * `deployments.enabled` (else 403 `deployments_disabled`) and a bearer with the `deploy`
+ * grant (else 403 `forbidden`). Handlers decode once, then make one call on the
+ * DeploymentService, which commits and then applies the change on this node.
+ */
+
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { decodeOrThrow } from "../../common/decode/index.ts";
+import {
+  deploymentBody,
+  deploymentJson,
+  deploymentName,
+  desiredStateBody,
+  type Undecodable,
+} from "../deployments/record.ts";
+import type { DeploymentService, ManagedWorker } from "../deployments/service.ts";
+import { workflowError } from "../errors.ts";
+import type { ProcessStatus } from "../supervisor/supervisor.ts";
+import { forbidden, principalOf } from "./auth.ts";
+
+function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
+
+export function processJson(status: ProcessStatus | undefined, currentRevision: number) {
+  if (status === undefined) {
+    return {
+      state: "stopped",
+      pid: null,
+      started_at: null,
+      restarts: 0,
+      last_exit: null,
+      running_revision: null,
+      current_launch: false,
+      next_start_at: null,
+      last_backoff_ms: null,
+    };
+  }
+  return {
+    state: status.state,
+    pid: status.pid,
+    started_at: iso(status.startedAt),
+    restarts: status.restarts,
+    last_exit:
+      status.lastExit === null
+        ? null
+        : {
+            code: status.lastExit.code,
+            signal: status.lastExit.signal,
+            at: iso(status.lastExit.at),
+          },
+    running_revision: status.revision,
+    current_launch: status.pid !== null && status.revision === currentRevision,
+    next_start_at: iso(status.nextStartAt),
+    last_backoff_ms: status.lastBackoffMs,
+  };
+}
+
+function managedJson(m: ManagedWorker) {
+  const d = m.deployment;
+  return {
+    name: d.name,
+    desired: d.desired,
+    node: d.node,
+    runs_here: m.runsHere,
+    revision: d.revision,
+    task_queue: d.task_queue,
+    ...processJson(m.process, d.revision),
+  };
+}
+
+function undecodableJson(u: Undecodable) {
+  return { name: u.name, reason: u.reason };
+}
+
+export function deploymentRoutes(
+  app: FastifyInstance,
+  service: DeploymentService,
+  enabled: boolean,
+): void {
+  const guard = (request: FastifyRequest) => {
+    if (!enabled) {
+      throw workflowError(
+        "deployments_disabled",
+        "worker deployments are off (deployments.enabled = false)",
+      );
+    }
+    if (!principalOf(request).deploy) forbidden("the bearer lacks the deploy grant");
+  };
+  const nameOf = (request: FastifyRequest) =>
+    decodeOrThrow(deploymentName, (request.params as { name: string }).name, {
+      parent: undefined,
+      key: "name",
+    });
+
+  app.get("/worker-deployments", async (request) => {
+    guard(request);
+    const { deployments, undecodable } = await service.list();
+    return {
+      deployments: deployments.map(deploymentJson),
+      undecodable: undecodable.map(undecodableJson),
+    };
+  });
+
+  app.get("/worker-deployments/:name", async (request) => {
+    guard(request);
+    return { deployment: deploymentJson(await service.get(nameOf(request))) };
+  });
+
+  app.put("/worker-deployments/:name", async (request) => {
+    guard(request);
+    const name = nameOf(request);
+    const body = deploymentBody.run(request.body, undefined);
+    const r = await service.put(name, body);
+    return {
+      outcome: r.outcome,
+      deployment: deploymentJson(r.deployment),
+      process: processJson(r.process, r.deployment.revision),
+    };
+  });
+
+  app.post("/worker-deployments/:name/desired-state", async (request) => {
+    guard(request);
+    const name = nameOf(request);
+    const { desired } = desiredStateBody.run(request.body, undefined);
+    const r = await service.setDesired(name, desired);
+    return {
+      name,
+      desired: r.deployment.desired,
+      applied: processJson(r.process, r.deployment.revision),
+    };
+  });
+
+  app.delete("/worker-deployments/:name", async (request) => {
+    guard(request);
+    const r = await service.delete(nameOf(request));
+    const d = r.deployment;
+    return {
+      existed: true,
+      deployment: "reason" in d ? undecodableJson(d) : deploymentJson(d),
+    };
+  });
+
+  app.get("/workers/managed", async (request) => {
+    guard(request);
+    const { managed, undecodable } = await service.managed();
+    return {
+      node_id: service.nodeId,
+      managed: managed.map(managedJson),
+      undecodable: undecodable.map(undecodableJson),
+    };
+  });
+}

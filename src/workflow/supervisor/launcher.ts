@@ -1,0 +1,78 @@
+/**
+ * The supervisor's process interface: launch one worker process with its output appended
+ * to a log file, and signal it. The real implementation spawns a child of this server (so
+ * it is reaped by this process and never left a zombie); tests may wrap it to inject a
+ * failing stop. The launch resolves only once the OS has started the child, so a caller
+ * that awaited it holds a live pid.
+ */
+
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
+import { SkeinError } from "../../common/errors.ts";
+
+export interface LaunchSpec {
+  readonly name: string;
+  /** The record's launch revision this process runs. */
+  readonly revision: number;
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Added to this server's environment. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly logFile: string;
+}
+
+export interface ProcessExit {
+  readonly code: number | null;
+  readonly signal: string | null;
+  /** Milliseconds since the epoch. */
+  readonly at: number;
+}
+
+export interface ChildHandle {
+  readonly pid: number;
+  readonly exited: Promise<ProcessExit>;
+  /** Sends a signal; throws when the OS refuses it. */
+  signal(signal: NodeJS.Signals): void;
+}
+
+export interface Launcher {
+  launch(spec: LaunchSpec): Promise<ChildHandle>;
+}
+
+export const processLauncher: Launcher = {
+  launch(spec) {
+    mkdirSync(dirname(spec.logFile), { recursive: true, mode: 0o700 });
+    const log = openSync(spec.logFile, "a", 0o600);
+    try {
+      const child = spawn(spec.command, [...spec.args], {
+        stdio: ["ignore", log, log],
+        // Its own process group: a terminal's Ctrl-C reaches the server only, which then
+        // stops its workers in order instead of racing their exits with restarts.
+        detached: true,
+        env: { ...process.env, ...spec.env },
+      });
+      const exited = new Promise<ProcessExit>((resolve) =>
+        child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() })),
+      );
+      return new Promise<ChildHandle>((resolve, reject) => {
+        child.once("error", (error) =>
+          reject(new SkeinError("launch_failed", `cannot start ${spec.command}: ${error.message}`)),
+        );
+        child.once("spawn", () =>
+          resolve({
+            pid: child.pid!,
+            exited,
+            signal: (signal) => {
+              if (child.exitCode === null && child.signalCode === null)
+                process.kill(child.pid!, signal);
+            },
+          }),
+        );
+      });
+    } finally {
+      // The child holds its own descriptor; the server's copy is not needed after spawn.
+      closeSync(log);
+    }
+  },
+};
