@@ -38,7 +38,7 @@ import { checkPage, type Page } from "./paging.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
 
 /** Work in one step of a stepped sweep: nodes loaded while marking, keys examined after. */
-export const SWEEP_STEP_WORK = 2048;
+export const SWEEP_STEP_WORK = 256;
 
 interface Waiter {
   readonly resolve: (result: SweepResult) => void;
