@@ -7,7 +7,14 @@
 import { Packr } from "msgpackr";
 import type { NodeCodec } from "../tree/node-store.ts";
 
+const ARENA_BYTES = 4 << 20;
+
 const packr = new Packr({ useRecords: false, variableMapSize: true });
+// Nodes are packed one after another into a large arena: by default msgpackr starts each
+// node in an 8 KiB buffer and, a node being about that size, grows (allocates and copies)
+// almost every time. An exhausted arena is replaced by a fresh one of the same size; the
+// returned bytes are views of it, so earlier nodes are never overwritten.
+packr.useBuffer(Buffer.allocUnsafeSlow(ARENA_BYTES));
 
 export const NODE_FORMAT = 1;
 

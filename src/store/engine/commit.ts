@@ -68,6 +68,10 @@ export function commit(
     editors.push(editor);
     return editor.apply(root, group);
   });
+  // A sweep in progress read its roots before this commit: keep what the commit writes.
+  for (const sweep of ctx.sweeps) {
+    for (const editor of editors) for (const hash of editor.written.keys()) sweep.protect(hash);
+  }
   const head: VersionRecord = { version: ctx.nextVersion, time: Date.now(), author, roots };
   const window = [record.head, ...record.kept];
   const leaving = window.splice(ctx.settings.keptVersions);

@@ -16,6 +16,7 @@ import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
 import type { TreeNode } from "../tree/node.ts";
 import { NodeCache } from "../tree/node-cache.ts";
 import { NodeReader } from "../tree/node-store.ts";
+import type { NodeSweep } from "./gc.ts";
 import type { EngineSettings } from "./options.ts";
 
 export class StoreContext {
@@ -37,6 +38,8 @@ export class StoreContext {
   group: CommitGroup | null = null;
   /** Set when a flush of the open group failed. */
   groupBroken = false;
+  /** Node sweeps in progress (gc.ts): every node a commit writes is protected from them. */
+  readonly sweeps = new Set<NodeSweep>();
 
   constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
     this.db = db;

@@ -11,4 +11,4 @@ export {
   type StoreCreateOptions,
   type StoreEngineOptions,
 } from "./options.ts";
-export { Store } from "./store.ts";
+export { Store, SWEEP_STEP_WORK } from "./store.ts";

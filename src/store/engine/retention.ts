@@ -24,7 +24,14 @@ export interface ReleaseResult {
 
 const DAY_MS = 86_400_000;
 
-export function release(ctx: StoreContext, now = Date.now()): ReleaseResult {
+/** How a release frees nodes: at once (the default), or started elsewhere (returns null). */
+export type Sweeper = (ctx: StoreContext) => SweepResult | null;
+
+export function release(
+  ctx: StoreContext,
+  now = Date.now(),
+  sweep: Sweeper = sweepNodes,
+): ReleaseResult {
   flushGroup(ctx);
   ctx.advancesSinceRelease = 0;
   const { settings, db } = ctx;
@@ -63,11 +70,14 @@ export function release(ctx: StoreContext, now = Date.now()): ReleaseResult {
   db.commit(() => {
     for (const key of doomed) db.history.removeSync(key);
   });
-  return { considered, released: doomed.length, unset, sweep: sweepNodes(ctx) };
+  return { considered, released: doomed.length, unset, sweep: sweep(ctx) };
 }
 
 /** Called after each branch advance: runs a release every `release_batch` advances. */
-export function maybeRelease(ctx: StoreContext): ReleaseResult | undefined {
+export function maybeRelease(
+  ctx: StoreContext,
+  sweep: Sweeper = sweepNodes,
+): ReleaseResult | undefined {
   if (ctx.advancesSinceRelease < ctx.settings.releaseBatch) return undefined;
-  return release(ctx);
+  return release(ctx, Date.now(), sweep);
 }

@@ -2,8 +2,16 @@
  * One open store: the engine's operations bound to one context. This is the object the
  * socket server, the in-process benchmark and `serve` hold. Every write runs the retention
  * driver's check after it commits (a release every release_batch branch advances).
+ *
+ * Freeing nodes after a release or a deletion runs at once by default. With `stepSweeps`
+ * (the socket server sets it) it runs as a stepped sweep (gc.ts): one bounded step per
+ * turn of the event loop, so requests are answered in between; the `…InSteps` forms of
+ * the deleting verbs resolve when their sweep ends. One stepped sweep runs at a time; a
+ * sweep asked for while one runs starts after it (the running one read its roots before
+ * the new garbage existed), and the requests waiting then share it.
  */
 
+import { storeError } from "../errors.ts";
 import { type AppendPruneResult, appendPrune } from "./append-prune.ts";
 import { type BranchInfo, createBranch, deleteBranch, listBranches } from "./branches.ts";
 import { type ChangesRequest, listChanges } from "./changes.ts";
@@ -23,15 +31,30 @@ import {
   putDocuments,
   type Where,
 } from "./documents.ts";
-import { type SweepResult, sweepNodes } from "./gc.ts";
+import { NodeSweep, type SweepResult, sweepNodes } from "./gc.ts";
 import { beginGroup, endGroup, flushGroup } from "./group.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
 
+/** Work in one step of a stepped sweep: nodes loaded while marking, keys examined after. */
+export const SWEEP_STEP_WORK = 256;
+
+interface Waiter {
+  readonly resolve: (result: SweepResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class Store {
   readonly ctx: StoreContext;
   #closed = false;
+  /** Run node sweeps in steps between event-loop turns (set by the socket server). */
+  stepSweeps = false;
+  /** Work per step of a stepped sweep. */
+  sweepStepWork = SWEEP_STEP_WORK;
+  #sweeping = false;
+  /** Waiting for the sweep after the running one. */
+  #nextSweep: Waiter[] = [];
 
   constructor(ctx: StoreContext) {
     this.ctx = ctx;
@@ -65,7 +88,7 @@ export class Store {
   }
 
   #advanced<T>(value: T): T {
-    maybeRelease(this.ctx);
+    maybeRelease(this.ctx, this.stepSweeps ? this.#sweepLater : sweepNodes);
     return value;
   }
 
@@ -83,6 +106,13 @@ export class Store {
     this.#settle();
     deleteCollection(this.ctx, name);
     return sweepNodes(this.ctx);
+  }
+
+  /** `deleteCollection` with a stepped sweep: the deletion is done when this returns. */
+  deleteCollectionInSteps(name: string): Promise<SweepResult> {
+    this.#settle();
+    deleteCollection(this.ctx, name);
+    return this.sweepInSteps();
   }
 
   listBranches(collection: string, after?: string, limit?: number): Page<BranchInfo> {
@@ -103,6 +133,13 @@ export class Store {
     this.#settle();
     deleteBranch(this.ctx, collection, name);
     return sweepNodes(this.ctx);
+  }
+
+  /** `deleteBranch` with a stepped sweep: the deletion is done when this returns. */
+  deleteBranchInSteps(collection: string, name: string): Promise<SweepResult> {
+    this.#settle();
+    deleteBranch(this.ctx, collection, name);
+    return this.sweepInSteps();
   }
 
   get(where: Where, key: string): { found: boolean; value?: unknown; version: number } {
@@ -158,6 +195,82 @@ export class Store {
   release(now?: number): ReleaseResult {
     this.#settle();
     return release(this.ctx, now);
+  }
+
+  /** `release` with a stepped sweep: the rows are released when this returns. */
+  async releaseInSteps(now?: number): Promise<ReleaseResult> {
+    this.#settle();
+    const result = release(this.ctx, now, () => null);
+    if (result.released === 0) return result;
+    return { ...result, sweep: await this.sweepInSteps() };
+  }
+
+  /**
+   * Frees unreachable nodes in steps of `sweepStepWork`, one per turn of the event loop;
+   * resolves with the sweep's figures. If a sweep is running, this one starts after it.
+   */
+  sweepInSteps(): Promise<SweepResult> {
+    return new Promise((resolve, reject) => {
+      if (this.#closed) reject(storeError("internal_error", "the store is closed"));
+      else if (this.#sweeping) this.#nextSweep.push({ resolve, reject });
+      else this.#runSweep([{ resolve, reject }]);
+    });
+  }
+
+  /** The retention driver's sweeper in stepped mode: nobody waits for the figures. */
+  readonly #sweepLater = (): null => {
+    this.sweepInSteps().catch(() => {
+      // A failed background sweep frees nothing more; the next release sweeps again.
+    });
+    return null;
+  };
+
+  #runSweep(waiters: Waiter[]): void {
+    const finish = (outcome: { result: SweepResult } | { error: unknown }) => {
+      this.#sweeping = false;
+      for (const waiter of waiters) {
+        if ("result" in outcome) waiter.resolve(outcome.result);
+        else waiter.reject(outcome.error);
+      }
+      const next = this.#nextSweep.splice(0);
+      if (next.length > 0) this.#runSweep(next);
+    };
+    const failed = (error: unknown) =>
+      storeError(
+        "internal_error",
+        `freeing nodes failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    if (this.#closed) {
+      finish({ error: storeError("internal_error", "the store is closed") });
+      return;
+    }
+    let sweep: NodeSweep;
+    try {
+      sweep = new NodeSweep(this.ctx);
+    } catch (error) {
+      finish({ error: failed(error) });
+      return;
+    }
+    this.#sweeping = true;
+    const tick = () => {
+      if (this.#closed) {
+        sweep.abandon();
+        finish({ error: storeError("internal_error", "the store closed during a sweep") });
+        return;
+      }
+      try {
+        if (!sweep.step(this.sweepStepWork)) {
+          setImmediate(tick);
+          return;
+        }
+      } catch (error) {
+        sweep.abandon();
+        finish({ error: failed(error) });
+        return;
+      }
+      finish({ result: sweep.result });
+    };
+    setImmediate(tick);
   }
 
   stats(): { shards: number; next_version: number; node_entries: number; node_bytes: number } {

@@ -14,6 +14,9 @@
  * Requests from every connection join one queue, run in arrival order on the next turn
  * of the event loop inside a commit group: consecutive writes share one LMDB transaction
  * (one fsync), and every answer of the turn is sent once that transaction has committed.
+ * Freeing nodes after a deleting verb runs in steps between turns (the store's stepped
+ * sweeps); such a verb is answered when its sweep ends, and other requests are answered
+ * meanwhile.
  */
 
 import { chmod } from "node:fs/promises";
@@ -56,13 +59,15 @@ export async function startStoreServer(
   const maxFrame = Number(options.maxFrame);
   const maxClients = Number(options.maxClients);
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
+  // Between turns, not in one pause: requests are answered while nodes are freed.
+  store.stepSweeps = true;
   const sockets = new Set<Socket>();
   const queue: Queued[] = [];
   let scheduled = false;
   const drain = () => {
     scheduled = false;
     const items = queue.splice(0);
-    const answers: Response[] = [];
+    const answers: (Response | Promise<Response>)[] = [];
     store.beginGroup();
     for (const item of items) answers.push(answer(store, item));
     if (!store.endGroup()) {
@@ -71,10 +76,16 @@ export async function startStoreServer(
         "the store could not write; nothing was committed",
       );
       for (let i = 0; i < answers.length; i++) {
-        answers[i] = { id: answers[i]!.id, ok: false, error: failed.toJSON() };
+        answers[i] = { id: items[i]!.request.id, ok: false, error: failed.toJSON() };
       }
     }
-    for (let i = 0; i < items.length; i++) items[i]!.send(answers[i]!);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      const response = answers[i]!;
+      // A deleting verb's sweep runs in steps over later turns; it is answered at its end.
+      if (response instanceof Promise) void response.then(item.send);
+      else item.send(response);
+    }
   };
   const enqueue = (item: Queued) => {
     queue.push(item);
@@ -127,21 +138,28 @@ interface Queued {
   readonly send: (response: Response) => void;
 }
 
-function answer(store: Store, item: Queued): Response {
+function answer(store: Store, item: Queued): Response | Promise<Response> {
   const { request, session } = item;
   try {
-    return {
-      id: request.id,
-      ok: true,
-      result: runVerb(store, request.verb, request.args, session),
-    };
+    const result = runVerb(store, request.verb, request.args, session);
+    if (result instanceof Promise) {
+      return result.then(
+        (value: unknown): Response => ({ id: request.id, ok: true, result: value }),
+        (error: unknown) => refusal(request.id, error),
+      );
+    }
+    return { id: request.id, ok: true, result };
   } catch (error) {
-    // An uncoded error is a defect, not a refusal; the caller still gets an answer.
-    const shape = isCodedError(error)
-      ? error
-      : storeError("internal_error", error instanceof Error ? error.message : String(error));
-    return { id: request.id, ok: false, error: { code: shape.code, message: shape.message } };
+    return refusal(request.id, error);
   }
+}
+
+function refusal(id: number, error: unknown): Response {
+  // An uncoded error is a defect, not a refusal; the caller still gets an answer.
+  const shape = isCodedError(error)
+    ? error
+    : storeError("internal_error", error instanceof Error ? error.message : String(error));
+  return { id, ok: false, error: { code: shape.code, message: shape.message } };
 }
 
 function refusalFrame(id: number, error: ErrorShape): Buffer {

@@ -2,7 +2,8 @@
  * The verb table: for each verb, decode its arguments once and call one engine operation.
  * Handlers are thin on purpose (no model logic here); the same table serves every
  * connection. A decode refusal becomes `invalid_request` with the field path in the
- * message.
+ * message. The deleting verbs (`collections.delete`, `branches.delete`, `history.release`)
+ * return a promise: their sweep runs in steps and they are answered when it ends.
  */
 
 import {
@@ -30,11 +31,11 @@ type Handler<V extends keyof Requests> = (
 const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
   "collections.create": (store, a, s) => store.createCollection(a.collection, a.author ?? s.client),
-  "collections.delete": (store, a) => store.deleteCollection(a.collection),
+  "collections.delete": (store, a) => store.deleteCollectionInSteps(a.collection),
   "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
-  "branches.delete": (store, a) => store.deleteBranch(a.collection, a.branch),
+  "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
     store.put(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
@@ -43,7 +44,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "document.append_prune": (store, a, s) =>
     store.appendPrune(a, a.key, a.records, a.keep, a.author ?? s.client),
   "history.list": (store, a) => store.history(a.collection, a.branch, a.before, a.limit),
-  "history.release": (store) => store.release(),
+  "history.release": (store) => store.releaseInSteps(),
   "changes.list": (store, a) =>
     store.changes({
       collection: a.collection,

@@ -5,11 +5,11 @@
  * biased in where they cut chunks.
  */
 
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
-/** The content address of an encoded node. */
+/** The content address of an encoded node (one-shot hashing: no Hash object per node). */
 export function nodeAddress(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex").slice(0, 40);
+  return hash("sha256", bytes, "hex").slice(0, 40);
 }
 
 /** FNV-1a over UTF-16 code units followed by a murmur3 finalizer, seeded. */
