@@ -1,6 +1,6 @@
 /**
- * The workflow server's persistence boundary: a domain-level interface (namespaces now; runs,
- * events, outbox rows and deployments as the engine lands) that every backend implements.
+ * The workflow server's persistence boundary: a domain-level interface (namespaces, workflow
+ * definitions, runs and their events; outbox rows and deployments as they land) that every backend implements.
  * The SQLite backend (`sqlite/`) serves a single node; a PostgreSQL backend for cluster mode
  * implements the same interface. Callers never see SQL, rows or connections.
  *
@@ -18,6 +18,7 @@
  */
 
 import { createHash } from "node:crypto";
+import type { WorkflowPersistence } from "./workflows.ts";
 
 /** A namespace's durable record. `maxInFlightActivities` null follows the server config. */
 export interface NamespaceRecord {
@@ -62,6 +63,11 @@ export interface WorkflowStore {
   /** The schema version the database is at after start-up migrations. */
   readonly schemaVersion: number;
   readonly namespaces: NamespaceStore;
+  /**
+   * Definitions and runs; undefined on a backend that cannot run workflows yet (PostgreSQL:
+   * the server then serves namespaces only and mounts no workflow routes or engine).
+   */
+  readonly workflows: WorkflowPersistence | undefined;
   /** Closes connections after in-flight transactions finish. */
   close(): Promise<void>;
 }

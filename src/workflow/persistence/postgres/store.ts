@@ -31,6 +31,8 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly backend = "postgres";
   readonly schemaVersion: number;
   readonly namespaces: PostgresNamespaceStore;
+  /** Workflow definitions and runs are on SQLite only so far. */
+  readonly workflows = undefined;
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number) {
