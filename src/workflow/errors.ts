@@ -26,6 +26,16 @@ export const ERRORS = {
   namespace_required: 400,
   /** Work in an absent namespace while `namespaces.auto_create = "closed"`. */
   namespace_not_found: 404,
+  /** A workflow definition document is refused; the message names the step and field. */
+  invalid_definition: 400,
+  /** No definition of that name or version is registered in the namespace. */
+  definition_not_found: 404,
+  /** No run of that workflow id (and run id) in the namespace. */
+  run_not_found: 404,
+  /** A `list` cursor that this server did not hand out. */
+  invalid_cursor: 400,
+  /** The engine stopped (the server is shutting down); retry against the restarted server. */
+  engine_stopped: 503,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */
