@@ -33,7 +33,10 @@ async function workerDoc(dir: string): Promise<string> {
     name: "w",
     task_queue: "q",
     actions: Object.fromEntries(
-      ["inc", "flaky", "hold"].map((name) => [name, { module: ACTIVITIES, export: name }]),
+      ["inc", "flaky", "hold", "stallFirst"].map((name) => [
+        name,
+        { module: ACTIVITIES, export: name },
+      ]),
     ),
   });
 }
@@ -317,6 +320,61 @@ describe("workflows through the real server and real workers", () => {
       }
     });
   }
+
+  test("a heartbeat timeout after SIGKILL of the worker is retried on another worker", async (t) => {
+    const dir = await tempDir();
+    t.after(dir.remove);
+    const server = await startServe(await config(dir.path));
+    const token = await adminToken(dir.path);
+    const first = await worker(dir.path, server, token);
+    let second: Awaited<ReturnType<typeof worker>> | undefined;
+    const definition = `
+name: stall
+task_queue: q
+retry: { initial_backoff_ms: 10 }
+steps:
+  - { id: s, call: { action: stallFirst, input: "{ 'n': input.n }", heartbeat_ms: 1000 } }
+`;
+    try {
+      await call(server.url, "POST", "/workflows/definitions", { token, body: { definition } });
+      await call(server.url, "POST", "/workflows/definitions", {
+        token,
+        body: { definition: CHAIN },
+      });
+      // A first run through proves the first worker is attached before the stalling one.
+      const warm = await call(server.url, "POST", "/workflows/start", {
+        token,
+        body: { name: "chain", input: { n: 0 } },
+      });
+      assert.equal((await ended(server, token, warm.body.workflow_id)).status, "Completed");
+      const start = await call(server.url, "POST", "/workflows/start", {
+        token,
+        body: { name: "stall", input: { n: 7 } },
+      });
+      // The first attempt was offered to the only worker when the start became durable;
+      // the worker's own heartbeats keep it alive until it is killed.
+      await new Promise((done) => setTimeout(done, 300));
+      first.kill("SIGKILL");
+      await first.exited;
+      second = await worker(dir.path, server, token);
+      const run = await ended(server, token, start.body.workflow_id);
+      assert.equal(run.status, "Completed");
+      assert.deepEqual(run.output, { n: 7, attempt: 2 });
+      const events = await history(server, token, start.body.workflow_id);
+      assert.deepEqual(
+        events
+          .filter((e) => e.type === "ActivityTimedOut")
+          .map((e) => [e.activity_id, e.attempt, e.timeout]),
+        [[1, 1, "heartbeat"]],
+      );
+      assert.deepEqual(completions(events), [[1, 2]]);
+    } finally {
+      first.kill("SIGKILL");
+      second?.kill();
+      await second?.exited;
+      await server.stop();
+    }
+  });
 
   test("server killed with SIGKILL mid-run: after a restart the run completes, each activity completed once", async (t) => {
     const dir = await tempDir();
