@@ -64,8 +64,8 @@ export interface WorkflowStore {
   readonly schemaVersion: number;
   readonly namespaces: NamespaceStore;
   /**
-   * Definitions and runs; undefined on a backend that cannot run workflows yet (PostgreSQL:
-   * the server then serves namespaces only and mounts no workflow routes or engine).
+   * Definitions and runs (both backends have them). A backend without them leaves this
+   * undefined; the server then serves namespaces only, with no engine or workflow routes.
    */
   readonly workflows: WorkflowPersistence | undefined;
   /** Closes connections after in-flight transactions finish. */

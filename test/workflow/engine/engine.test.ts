@@ -4,12 +4,8 @@
 // the server mid-run) are in test/workflow/http/workflows.test.ts.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   parseDefinition,
   type WorkflowDefinition,
@@ -19,7 +15,6 @@ import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
 import { openRuns } from "../../helpers/sqlite-runs.ts";
 import {
   ACTIVITIES,
-  freePort,
   sessions,
   spawnWorker,
   tempDir,

@@ -8,8 +8,10 @@
 import pg from "pg";
 import { workflowError } from "../../errors.ts";
 import type { WorkflowStore } from "../store.ts";
+import { PostgresDefinitionStore } from "./definitions.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresNamespaceStore } from "./namespaces.ts";
+import { PostgresRunStore } from "./runs.ts";
 
 /** Connections per node; the engine's claim loops and the API share them. */
 export const POOL_SIZE = 10;
@@ -31,14 +33,17 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly backend = "postgres";
   readonly schemaVersion: number;
   readonly namespaces: PostgresNamespaceStore;
-  /** Workflow definitions and runs are on SQLite only so far. */
-  readonly workflows = undefined;
+  readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number) {
     this.#pool = pool;
     this.schemaVersion = schemaVersion;
     this.namespaces = new PostgresNamespaceStore(pool);
+    this.workflows = {
+      definitions: new PostgresDefinitionStore(pool),
+      runs: new PostgresRunStore(pool),
+    };
   }
 
   static async open(url: string, schema: string): Promise<PostgresWorkflowStore> {
