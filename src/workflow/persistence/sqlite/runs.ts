@@ -127,7 +127,11 @@ export class SqliteRunStore implements RunStore {
         let seq = positions.get(r.runId) ?? this.#nextSeq.get(r.runId);
         const at = r.events.at(-1)!.at;
         if (seq === undefined) {
-          const row = this.#seqOf.get(r.runId) as { next_seq: number } | undefined;
+          // A batch that starts the run needs no look-up: the run is new.
+          const row =
+            r.events[0]!.type === "RunStarted"
+              ? undefined
+              : (this.#seqOf.get(r.runId) as { next_seq: number } | undefined);
           if (row === undefined) {
             seq = 0;
             this.#insertRun.run(
