@@ -1,8 +1,8 @@
 /**
  * The workflow server's HTTP application, built in one place: the JSON body parser, error
  * encoding and bearer auth are installed first, then each area's routes, each handed only
- * the roles it calls (the namespace registry now; the engine, matcher and supervisor as they
- * land). Route modules never reach storage directly. The app is returned unstarted so the
+ * the roles it calls (the namespace registry, the definition registry and the run service;
+ * the supervisor as it lands). Route modules never reach storage directly. The app is returned unstarted so the
  * node (server.ts) decides where it listens and tests may `inject`.
  */
 
@@ -16,7 +16,10 @@ import { installErrorHandling } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
+import { workflowRoutes } from "./http/workflows.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
+import type { DefinitionRegistry } from "./runs/definitions.ts";
+import type { RunService } from "./runs/service.ts";
 
 export interface AppRoles {
   readonly logger: Logger;
@@ -25,6 +28,8 @@ export interface AppRoles {
   readonly maxBodyBytes: number;
   /** Worker deployments; their routes refuse while `enabled` is false. */
   readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
+  /** Definitions and runs; absent on a backend without workflow persistence. */
+  readonly workflows?: { readonly definitions: DefinitionRegistry; readonly runs: RunService };
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -41,6 +46,9 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   namespaceRoutes(app, roles.namespaces);
   if (roles.deployments !== undefined) {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
+  }
+  if (roles.workflows !== undefined) {
+    workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
   }
   return app;
 }

@@ -40,6 +40,16 @@ export const ERRORS = {
   deployment_undecodable: 409,
   /** A supervised worker could not be stopped (a PUT or desired-state change needed it). */
   stop_failed: 500,
+  /** A workflow definition document is refused; the message names the step and field. */
+  invalid_definition: 400,
+  /** No definition of that name or version is registered in the namespace. */
+  definition_not_found: 404,
+  /** No run of that workflow id (and run id) in the namespace. */
+  run_not_found: 404,
+  /** A `list` cursor that this server did not hand out. */
+  invalid_cursor: 400,
+  /** The engine stopped (the server is shutting down); retry against the restarted server. */
+  engine_stopped: 503,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

@@ -1,9 +1,11 @@
 /**
  * One workflow server node: reads (or, on first run, writes) the configuration, prepares the
  * data directory, the signing key and the admin token, opens and migrates storage, creates
- * the default namespace, builds the HTTP app and listens. `close` stops accepting requests,
- * lets in-flight ones finish, then closes storage: the order graceful shutdown needs. The
- * start report says what was created and where everything is, for the CLI to print.
+ * the default namespace, starts the engine and its gRPC worker endpoint (`grpc.listen`),
+ * recovers every running run from history, then builds the HTTP app and listens. `close`
+ * stops accepting requests and lets in-flight ones finish, then ends the worker streams,
+ * lets the engine's last commit land and closes storage: the order graceful shutdown needs.
+ * The start report says what was created and where everything is, for the CLI to print.
  */
 
 import { mkdir } from "node:fs/promises";
@@ -17,9 +19,13 @@ import { createVerifier } from "./auth/tokens.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
+import { Engine } from "./engine/engine.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
+import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
+import { DefinitionRegistry } from "./runs/definitions.ts";
+import { RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 
@@ -32,6 +38,10 @@ export interface StartReport {
   readonly storage: { readonly backend: string; readonly path: string; readonly schema: number };
   readonly defaultNamespace: string | undefined;
   readonly url: string;
+  /** The gRPC worker endpoint (`host:port` as bound); undefined when workflows are off. */
+  readonly workerEndpoint: string | undefined;
+  /** Runs brought back from history at start-up. */
+  readonly recoveredRuns: number;
 }
 
 export interface RunningServer {
@@ -74,6 +84,26 @@ export interface StartOptions {
   readonly logger: Logger;
   /** Overrides `http.listen` (the `--listen` option). */
   readonly listen?: ListenAddress;
+  /** Overrides `grpc.listen` (the `--grpc-listen` option). */
+  readonly grpcListen?: ListenAddress;
+  /**
+   * Called when the engine cannot commit (storage failed): the engine has stopped, and the
+   * process should exit so a restart recovers every run from history.
+   */
+  readonly onFatal?: (error: unknown) => void;
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Stops the engine side in the order that loses nothing durable (see `close`). */
+async function stopWorkflows(engine: Engine, endpoint: WorkerEndpoint): Promise<void> {
+  // Workers go first, so no new result arrives; results not yet committed stay with their
+  // workers, which send them again to the restarted server.
+  await endpoint.close();
+  await engine.idle();
+  engine.close();
 }
 
 export async function startServer(
@@ -96,6 +126,51 @@ export async function startServer(
       outboxEnabled: config.settings.outbox.enabled,
     });
     await registry.createDefault();
+    const verify = createVerifier(key.publicKey);
+
+    // The engine, its worker endpoint and the run API exist where the backend keeps runs.
+    let engine: Engine | undefined;
+    let endpoint: WorkerEndpoint | undefined;
+    let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
+    let recoveredRuns = 0;
+    if (store.workflows !== undefined) {
+      const definitions = new DefinitionRegistry(store.workflows.definitions);
+      const running = new Engine({
+        store: store.workflows.runs,
+        definitions: (namespace, version) => definitions.byVersion(namespace, version),
+        logger: options.logger,
+        onFatal: (error) => {
+          options.logger.fatal({ err: error }, "engine stopped: a commit failed");
+          options.onFatal?.(error);
+        },
+      });
+      engine = running;
+      const grpcListen = options.grpcListen ?? config.settings.grpc.listen;
+      endpoint = await startWorkerEndpoint(hostPort(grpcListen.host, grpcListen.port), {
+        verify,
+        logger: options.logger,
+        // A worker may serve a namespace only if it exists or auto_create makes it now.
+        namespaceGate: async (namespace, subject) => {
+          try {
+            await registry.use(namespace, subject);
+            return true;
+          } catch (error) {
+            if ((error as { code?: string }).code === "namespace_not_found") return false;
+            throw error;
+          }
+        },
+        events: running.matcherEvents,
+      });
+      running.attach(endpoint.matcher);
+      try {
+        // Every run is back in memory (its attempts offered again) before HTTP serves.
+        recoveredRuns = await running.recover();
+      } catch (error) {
+        await stopWorkflows(running, endpoint);
+        throw error;
+      }
+      workflows = { definitions, runs: new RunService(running, store.workflows.runs) };
+    }
 
     // The local supervisor: with deployments off it is never asked to run anything.
     const supervisor = new Supervisor({
@@ -115,16 +190,18 @@ export async function startServer(
 
     const app = buildApp({
       logger: options.logger,
-      verify: createVerifier(key.publicKey),
+      verify,
       namespaces: registry,
       maxBodyBytes: config.settings.http.max_body_bytes,
       deployments: { service: deployments, enabled: deploymentsEnabled },
+      ...(workflows === undefined ? {} : { workflows }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
       await app.close();
+      if (engine !== undefined && endpoint !== undefined) await stopWorkflows(engine, endpoint);
       await supervisor.close();
       throw error;
     }
@@ -145,6 +222,11 @@ export async function startServer(
       },
       defaultNamespace: namespaces.default,
       url,
+      workerEndpoint:
+        endpoint === undefined
+          ? undefined
+          : hostPort((options.grpcListen ?? config.settings.grpc.listen).host, endpoint.port),
+      recoveredRuns,
     };
     let closing: Promise<void> | undefined;
     return {
@@ -152,9 +234,15 @@ export async function startServer(
       report,
       url,
       close: () => {
-        // Supervised workers stop after the API (no request can start one meanwhile) and
-        // before storage, so the server never exits leaving a child behind.
+        // The API first (no request can start a run or a worker meanwhile), then the engine
+        // and its worker endpoint (the last commit lands), then the supervised workers, then
+        // storage: the server never exits leaving a child behind or a result unrecorded.
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
+          .then(() =>
+            engine !== undefined && endpoint !== undefined
+              ? stopWorkflows(engine, endpoint)
+              : undefined,
+          )
           .then(() => supervisor.close())
           .then(() => store.close());
         return closing;

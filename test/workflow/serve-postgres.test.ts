@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import pg from "pg";
+import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../helpers/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 const URL = process.env.SKEIN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -46,6 +49,87 @@ describe("skein serve on PostgreSQL storage (real process)", { skip: await unrea
       assert.deepEqual(listed.body, { namespaces: [{ name: "home" }, { name: "pg" }] });
     } finally {
       assert.equal((await second.stop()).code, 0);
+    }
+  });
+
+  test("a run started before SIGKILL of the server completes after restart, each step once", async (t) => {
+    const dir = await tempDir();
+    const schema = `skein_test_${randomBytes(6).toString("hex")}`;
+    t.after(async () => {
+      const client = new pg.Client({ connectionString: URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+      await dir.remove();
+    });
+    const config = await writeConfig(
+      dir.path,
+      `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[namespaces]\ndefault = "home"`,
+    );
+    const grpc = ["--grpc-listen", `127.0.0.1:${await freePort()}`];
+    const first = await startServe(config, grpc);
+    const token = await adminToken(dir.path);
+    const tokenPath = join(dir.path, "worker.token");
+    await writeFile(tokenPath, `${token}\n`, { mode: 0o600 });
+    const doc = await writeJson(dir.path, "worker.json", {
+      name: "w",
+      task_queue: "q",
+      actions: { hold: { module: ACTIVITIES, export: "hold" } },
+    });
+    const worker = spawnWorker([
+      "module",
+      doc,
+      "--endpoint",
+      first.grpc!,
+      "--namespace",
+      "home",
+      "--reconnect-initial-backoff",
+      "0.05",
+      "--reconnect-max-backoff",
+      "0.2",
+      "--token-file",
+      tokenPath,
+    ]);
+    const steps = Array.from(
+      { length: 4 },
+      (_, i) => `  - { id: s${i}, call: { action: hold, input: "{ 'ms': 150 }" } }`,
+    );
+    const definition = `name: four\ntask_queue: q\nsteps:\n${steps.join("\n")}\n`;
+    let second: Awaited<ReturnType<typeof startServe>> | undefined;
+    try {
+      await call(first.url, "POST", "/workflows/definitions", { token, body: { definition } });
+      const start = await call(first.url, "POST", "/workflows/start", {
+        token,
+        body: { name: "four" },
+      });
+      const body = { workflow_id: start.body.workflow_id };
+      const completed = async (url: string) => {
+        const r = await call(url, "POST", "/workflows/history", { token, body });
+        return (r.body.events as { type: string; activity_id: number }[])
+          .filter((e) => e.type === "ActivityCompleted")
+          .map((e) => e.activity_id);
+      };
+      for (let i = 0; (await completed(first.url)).length < 1; i++) {
+        assert.ok(i < 1000, worker.stderr());
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      await first.stop("SIGKILL");
+      second = await startServe(config, grpc);
+      for (let i = 0; ; i++) {
+        const r = await call(second.url, "POST", "/workflows/describe", { token, body });
+        if (r.body.run.status !== "Running") {
+          assert.equal(r.body.run.status, "Completed");
+          break;
+        }
+        assert.ok(i < 1000, worker.stderr());
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      assert.deepEqual(await completed(second.url), [1, 2, 3, 4]);
+    } finally {
+      await first.stop("SIGKILL");
+      worker.kill();
+      await worker.exited;
+      await second?.stop();
     }
   });
 });

@@ -4,6 +4,7 @@
  * into a SkeinError with the same code, so a command prints what the server said.
  */
 
+import { stringify } from "lossless-json";
 import { parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 
@@ -26,7 +27,8 @@ export async function request(
         authorization: `Bearer ${options.token}`,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      // Lossless: numbers parsed from user input (`--input`) are sent exactly as written.
+      ...(body === undefined ? {} : { body: stringify(body) }),
     });
   } catch (error) {
     const reason = error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : "";

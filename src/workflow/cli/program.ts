@@ -10,10 +10,18 @@ import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
 import { tokenCommand } from "./token.ts";
 import { workerCommand } from "./worker.ts";
+import { workflowCommand } from "./workflow.ts";
 
 export const skeinProgram: Program = {
   name: "skein",
   version: VERSION,
   summary: "durable workflows for agent work",
-  commands: [serveCommand, workerCommand, tokenCommand, namespaceCommand, deploymentCommand],
+  commands: [
+    serveCommand,
+    workflowCommand,
+    workerCommand,
+    tokenCommand,
+    namespaceCommand,
+    deploymentCommand,
+  ],
 };

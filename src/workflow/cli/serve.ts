@@ -1,8 +1,9 @@
 /**
- * `skein serve [--config FILE] [--listen HOST:PORT]`: runs one workflow server node until
+ * `skein serve [--config FILE] [--listen HOST:PORT] [--grpc-listen HOST:PORT]`: runs one workflow server node until
  * SIGINT or SIGTERM, then shuts down gracefully (no new requests, in-flight ones finish,
  * storage closed) and exits 0. On start it prints where the configuration, data directory,
- * signing key and admin token are (saying which it created) and the URL it listens on; the
+ * signing key and admin token are (saying which it created), the worker endpoint it serves
+ * on and the URL it listens on; the
  * last line is always `listening on URL`, which scripts and tests wait for.
  */
 
@@ -18,15 +19,16 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "run a workflow server node",
   help: [
-    "[--config FILE] [--listen HOST:PORT]",
+    "[--config FILE] [--listen HOST:PORT] [--grpc-listen HOST:PORT]",
     "",
     `  --config FILE        configuration file (default ./${DEFAULT_CONFIG_FILE}; written on first run)`,
     "  --listen HOST:PORT   listen here instead of http.listen (port 0: any free port)",
+    "  --grpc-listen HOST:PORT  serve workers here instead of grpc.listen (port 0: any free port)",
   ].join("\n"),
   async run(args, io) {
     const { values } = parseOptions(
       args,
-      { config: { type: "string" }, listen: { type: "string" } },
+      { config: { type: "string" }, listen: { type: "string" }, "grpc-listen": { type: "string" } },
       { max: 0 },
     );
     let listen: ListenAddress | undefined;
@@ -34,6 +36,12 @@ export const serveCommand: Command = {
       const decoded = decode(listenAddress(), values.listen);
       if (!decoded.ok) throw new UsageError(`--listen ${decoded.error.reason}`);
       listen = decoded.value;
+    }
+    let grpcListen: ListenAddress | undefined;
+    if (values["grpc-listen"] !== undefined) {
+      const decoded = decode(listenAddress(), values["grpc-listen"]);
+      if (!decoded.ok) throw new UsageError(`--grpc-listen ${decoded.error.reason}`);
+      grpcListen = decoded.value;
     }
     const logger = createLogger({ name: "skein" });
     // Handlers go in before start-up, so a signal that arrives while the node starts (or
@@ -50,7 +58,10 @@ export const serveCommand: Command = {
       try {
         server = await startServer(values.config ?? DEFAULT_CONFIG_FILE, {
           logger,
+          // Storage failed under the engine: exit, so a restart recovers from history.
+          onFatal: () => process.exit(70),
           ...(listen === undefined ? {} : { listen }),
+          ...(grpcListen === undefined ? {} : { grpcListen }),
         });
       } catch (error) {
         if (!(error instanceof SkeinError)) throw error;
@@ -69,6 +80,9 @@ export const serveCommand: Command = {
           `signing key: ${r.signingKey.path} (${made(r.signingKey.created)})`,
           `admin token: ${r.adminToken.path} (${made(r.adminToken.created)})`,
           `default namespace: ${r.defaultNamespace ?? "(not set)"}`,
+          r.workerEndpoint === undefined
+            ? "workflows: off (this storage backend keeps no runs yet)"
+            : `worker endpoint on ${r.workerEndpoint} (runs recovered: ${r.recoveredRuns})`,
           `listening on ${r.url}`,
         ].join("\n"),
       );

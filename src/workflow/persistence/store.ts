@@ -1,6 +1,6 @@
 /**
- * The workflow server's persistence boundary: a domain-level interface (namespaces now; runs,
- * events, outbox rows and deployments as the engine lands) that every backend implements.
+ * The workflow server's persistence boundary: a domain-level interface (namespaces, workflow
+ * definitions, runs and their events; outbox rows and deployments as they land) that every backend implements.
  * The SQLite backend (`sqlite/`) serves a single node; a PostgreSQL backend for cluster mode
  * implements the same interface. Callers never see SQL, rows or connections.
  *
@@ -18,6 +18,7 @@
  */
 
 import { createHash } from "node:crypto";
+import type { WorkflowPersistence } from "./workflows.ts";
 
 /** A namespace's durable record. `maxInFlightActivities` null follows the server config. */
 export interface NamespaceRecord {
@@ -88,6 +89,11 @@ export interface WorkflowStore {
   readonly schemaVersion: number;
   readonly namespaces: NamespaceStore;
   readonly deployments: DeploymentStore;
+  /**
+   * Definitions and runs (both backends have them). A backend without them leaves this
+   * undefined; the server then serves namespaces only, with no engine or workflow routes.
+   */
+  readonly workflows: WorkflowPersistence | undefined;
   /** Closes connections after in-flight transactions finish. */
   close(): Promise<void>;
 }

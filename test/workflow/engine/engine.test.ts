@@ -1,25 +1,20 @@
 // The engine end to end with real worker processes: the engine and the matcher in this
-// process over a file-backed store (a stand-in for the server's persistence), `skein worker`
-// processes serving module actions. Then the same with the server in its own process,
-// killed with SIGKILL mid-run and restarted on the same store.
+// process over the server's SQLite run store, `skein worker` processes serving module
+// actions. The same scenarios through the real `skein serve` process (including SIGKILL of
+// the server mid-run) are in test/workflow/http/workflows.test.ts.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   parseDefinition,
   type WorkflowDefinition,
 } from "../../../src/workflow/definitions/index.ts";
 import { Engine, type HistoryEvent, type RunState } from "../../../src/workflow/engine/index.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
-import { FileStore } from "../../helpers/file-store.ts";
+import { openRuns } from "../../helpers/sqlite-runs.ts";
 import {
   ACTIVITIES,
-  freePort,
   sessions,
   spawnWorker,
   tempDir,
@@ -29,7 +24,7 @@ import {
 
 async function setup(options: { reattachGraceMs?: number } = {}) {
   const dir = await tempDir();
-  const store = new FileStore(join(dir, "history.jsonl"));
+  const store = openRuns(dir);
   const ended = new Map<string, (state: RunState) => void>();
   const engine = new Engine({
     store,
@@ -225,88 +220,10 @@ steps:
   });
 });
 
-describe("server killed with SIGKILL mid-run", () => {
-  test("after a restart the run completes with each activity completed exactly once", async () => {
-    const dir = await tempDir();
-    const port = await freePort();
-    const storePath = join(dir, "history.jsonl");
-    const defPath = join(dir, "def.yaml");
-    const steps = Array.from(
-      { length: 6 },
-      (_, i) => `  - { id: s${i}, call: { action: hold, input: "{ 'ms': 120 }" } }`,
-    );
-    await writeFile(defPath, `name: six\ntask_queue: q\nsteps:\n${steps.join("\n")}\n`);
-    const server = fileURLToPath(new URL("../../fixtures/engine-server.ts", import.meta.url));
-    const runId = randomUUID();
-    const startServer = (extra: string[]) => {
-      const child = spawn(
-        process.execPath,
-        [server, "--port", String(port), "--store", storePath, "--definition", defPath, ...extra],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
-      let out = "";
-      child.stdout!.setEncoding("utf8");
-      const lines = new Promise<void>((resolve) => {
-        child.stdout!.on("data", (chunk: string) => {
-          out += chunk;
-          if (out.includes(`ended ${runId}`)) resolve();
-        });
-      });
-      return { child, ended: lines, out: () => out };
-    };
-    const a = startServer(["--start", runId]);
-    const doc = await writeJson(dir, "worker.json", {
-      name: "w",
-      task_queue: "q",
-      actions: { hold: { module: ACTIVITIES, export: "hold" } },
-    });
-    const w = spawnWorker([
-      "module",
-      doc,
-      "--endpoint",
-      `127.0.0.1:${port}`,
-      "--reconnect-initial-backoff",
-      "0.05",
-      "--reconnect-max-backoff",
-      "0.1",
-      "--token-file",
-      await tokenFile(dir, "any"),
-    ]);
-    const store = new FileStore(storePath);
-    try {
-      // Kill the server once two activities are durably completed.
-      for (let i = 0; completions(await store.history(runId)).length < 2; i++) {
-        assert.ok(i < 1000, `no progress: ${w.stderr()}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      a.child.kill("SIGKILL");
-      await new Promise((r) => a.child.on("exit", r));
-      const b = startServer([]);
-      try {
-        await b.ended;
-        assert.match(b.out(), new RegExp(`ended ${runId} Completed`));
-        const history = await store.history(runId);
-        assert.deepEqual(
-          completions(history).map(([id]) => id),
-          [1, 2, 3, 4, 5, 6],
-          "each activity completed exactly once, in order",
-        );
-        assert.equal(history.at(-1)?.type, "RunCompleted");
-      } finally {
-        b.child.kill("SIGKILL");
-      }
-    } finally {
-      a.child.kill("SIGKILL");
-      w.kill();
-      await w.exited;
-    }
-  });
-});
-
 describe("runs the engine cannot advance are quarantined, the others go on", () => {
   test("a corrupt history and a definition that is not the pinned one", async () => {
     const dir = await tempDir();
-    const store = new FileStore(join(dir, "history.jsonl"));
+    const store = openRuns(dir);
     const def = parseDefinition(
       "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
       "yaml",
@@ -378,7 +295,7 @@ describe("results that arrive while runs are being recovered", () => {
       "name: d\ntask_queue: q\nsteps: [{id: a, call: {action: inc}}]",
       "yaml",
     );
-    const store = new FileStore(join(dir, "history.jsonl"));
+    const store = openRuns(dir);
     await store.commit([
       {
         runId: "r1",
@@ -416,7 +333,7 @@ describe("results that arrive while runs are being recovered", () => {
       release = r;
     });
     const slow = {
-      commit: (batch: Parameters<FileStore["commit"]>[0]) => store.commit(batch),
+      commit: (batch: Parameters<typeof store.commit>[0]) => store.commit(batch),
       loadRunning: async () => {
         await gate;
         return store.loadRunning();
@@ -461,7 +378,7 @@ describe("results that arrive while runs are being recovered", () => {
 describe("a commit that fails", () => {
   test("stops the engine, refuses the inputs it held, and calls onFatal", async () => {
     const dir = await tempDir();
-    const store = new FileStore(join(dir, "history.jsonl"));
+    const store = openRuns(dir);
     // Fault injection around the real store: every commit fails.
     const failing = {
       commit: async () => {

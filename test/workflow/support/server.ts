@@ -33,6 +33,8 @@ export interface Exit {
 
 export interface ServerProcess {
   readonly url: string;
+  /** The gRPC worker endpoint (`host:port`), when the server runs workflows. */
+  readonly grpc: string | undefined;
   readonly child: ChildProcess;
   readonly stdout: () => string;
   readonly stderr: () => string;
@@ -45,7 +47,17 @@ export interface ServerProcess {
 export function startServe(configFile: string, extraArgs: string[] = []): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
-    [SKEIN_BIN, "serve", "--config", configFile, "--listen", "127.0.0.1:0", ...extraArgs],
+    [
+      SKEIN_BIN,
+      "serve",
+      "--config",
+      configFile,
+      "--listen",
+      "127.0.0.1:0",
+      "--grpc-listen",
+      "127.0.0.1:0",
+      ...extraArgs,
+    ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
   );
   let out = "";
@@ -62,6 +74,7 @@ export function startServe(configFile: string, extraArgs: string[] = []): Promis
       if (match !== null) {
         resolve({
           url: match[1]!,
+          grpc: /worker endpoint on (\S+)/.exec(out)?.[1],
           child,
           stdout: () => out,
           stderr: () => err,

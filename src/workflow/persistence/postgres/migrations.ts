@@ -24,7 +24,47 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  // Version 2 belongs to the workflow-engine branch (see the SQLite list).
+  {
+    version: 2,
+    name: "workflows",
+    // The SQLite migration 2, table for table (times are BIGINT milliseconds).
+    sql: `
+      CREATE TABLE workflow_definitions (
+        namespace TEXT COLLATE "C" NOT NULL,
+        version TEXT COLLATE "C" NOT NULL,
+        name TEXT COLLATE "C" NOT NULL,
+        canonical TEXT NOT NULL,
+        registered_at BIGINT NOT NULL,
+        registered_by TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        PRIMARY KEY (namespace, version)
+      );
+      CREATE INDEX workflow_definitions_latest ON workflow_definitions (namespace, name, seq);
+      CREATE TABLE workflow_runs (
+        run_id TEXT COLLATE "C" PRIMARY KEY,
+        namespace TEXT COLLATE "C" NOT NULL,
+        workflow_id TEXT COLLATE "C" NOT NULL,
+        definition_version TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        ended_at BIGINT,
+        output_json TEXT,
+        failure_code TEXT,
+        failure_message TEXT,
+        next_seq INTEGER NOT NULL,
+        UNIQUE (namespace, workflow_id)
+      );
+      CREATE INDEX workflow_runs_by_start ON workflow_runs (namespace, started_at, run_id);
+      CREATE INDEX workflow_runs_running ON workflow_runs (status) WHERE status = 'Running';
+      CREATE TABLE workflow_events (
+        run_id TEXT COLLATE "C" NOT NULL,
+        seq INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+    `,
+  },
   {
     version: 3,
     name: "worker_deployments",

@@ -8,9 +8,11 @@
 import pg from "pg";
 import { workflowError } from "../../errors.ts";
 import type { WorkflowStore } from "../store.ts";
+import { PostgresDefinitionStore } from "./definitions.ts";
 import { PostgresDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresNamespaceStore } from "./namespaces.ts";
+import { PostgresRunStore } from "./runs.ts";
 
 /** Connections per node; the engine's claim loops and the API share them. */
 export const POOL_SIZE = 10;
@@ -33,6 +35,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly schemaVersion: number;
   readonly namespaces: PostgresNamespaceStore;
   readonly deployments: PostgresDeploymentStore;
+  readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number) {
@@ -40,6 +43,10 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.schemaVersion = schemaVersion;
     this.namespaces = new PostgresNamespaceStore(pool);
     this.deployments = new PostgresDeploymentStore(pool);
+    this.workflows = {
+      definitions: new PostgresDefinitionStore(pool),
+      runs: new PostgresRunStore(pool),
+    };
   }
 
   static async open(url: string, schema: string): Promise<PostgresWorkflowStore> {

@@ -29,8 +29,50 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
-  // Version 2 belongs to the workflow-engine branch; versions apply in order, so a database
-  // at 1 takes 2 then 3 once both are merged.
+  {
+    version: 2,
+    name: "workflows",
+    // Definitions are keyed by content hash within a namespace; \`seq\` orders registrations
+    // so "latest of a name" is the last one registered (re-registering an old version makes
+    // it the latest again). Runs carry their next event position so an engine commit appends
+    // without reading; events are one row each, keyed by (run, position).
+    sql: `
+      CREATE TABLE workflow_definitions (
+        namespace TEXT NOT NULL,
+        version TEXT NOT NULL,
+        name TEXT NOT NULL,
+        canonical TEXT NOT NULL,
+        registered_at INTEGER NOT NULL,
+        registered_by TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (namespace, version)
+      ) STRICT;
+      CREATE INDEX workflow_definitions_latest ON workflow_definitions (namespace, name, seq);
+      CREATE TABLE workflow_runs (
+        run_id TEXT PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        definition_version TEXT NOT NULL,
+        status TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        output_json TEXT,
+        failure_code TEXT,
+        failure_message TEXT,
+        next_seq INTEGER NOT NULL,
+        UNIQUE (namespace, workflow_id)
+      ) STRICT;
+      CREATE INDEX workflow_runs_by_start ON workflow_runs (namespace, started_at, run_id);
+      CREATE INDEX workflow_runs_running ON workflow_runs (status) WHERE status = 'Running';
+      CREATE TABLE workflow_events (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
   {
     version: 3,
     name: "worker_deployments",

@@ -11,7 +11,9 @@ import {
   PostgresWorkflowStore,
   redactUrl,
 } from "../../../../src/workflow/persistence/postgres/store.ts";
+import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
 import { deploymentConformance, namespaceConformance } from "../conformance.ts";
+import { workflowPersistenceConformance } from "../workflows-conformance.ts";
 
 /** The local test database (trust auth); override with SKEIN_TEST_POSTGRES_URL. */
 const URL = process.env.SKEIN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -53,6 +55,18 @@ describe("PostgreSQL workflow store", { skip }, () => {
     namespaceConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
     deploymentConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
   });
+
+  const opened: PostgresWorkflowStore[] = [];
+  after(async () => {
+    for (const store of opened) await store.close();
+  });
+  async function workflows() {
+    const store = await PostgresWorkflowStore.open(URL, await fresh());
+    opened.push(store);
+    return store.workflows;
+  }
+  engineStoreConformance("PostgreSQL (server persistence)", async () => (await workflows()).runs);
+  workflowPersistenceConformance("PostgreSQL", workflows);
 
   test("migrations are recorded in the schema and not applied twice", async () => {
     const schema = await fresh();

@@ -1,0 +1,231 @@
+/**
+ * `npm run bench:workflows` (second part): the same workload through the real server. A
+ * `skein serve` process (SQLite, the server's store) and a `skein worker module` process;
+ * the definition is registered and every run started over HTTP (`POST /workflows/start`),
+ * M sequential no-op steps each.
+ *
+ * - Throughput: W starts are sent with C = 64 requests in flight; the figure is W × M
+ *   activities over the time from the first start to the last durable run end (read from
+ *   the runs' `ended_at`), so it counts the HTTP start path, the engine, the matcher, the
+ *   worker and every durable commit.
+ * - Per step: C = 1, each run started once the previous one ended; ms per step is the run's
+ *   durable start-to-end time over M.
+ * - Dispatch to completion: from each run's history (`ActivityScheduled.at` to
+ *   `ActivityCompleted.at`, whole milliseconds as stored), over a sample of runs.
+ * - CPU seconds of the server, the worker and this client process.
+ *
+ * The bench waits for runs to end by reading `POST /workflows/list` (the product never
+ * polls; this client has no other way to learn that a run ended).
+ *
+ * Knobs: BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
+ * BENCH_SERIAL_WORKFLOWS (200).
+ */
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  adminToken,
+  call,
+  startServe,
+  tempDir,
+  writeConfig,
+} from "../test/workflow/support/server.ts";
+import { type Figures, percentile, runBench } from "./harness.ts";
+
+const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
+const M = Number(process.env.BENCH_STEPS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 200);
+
+const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
+const activities = fileURLToPath(
+  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
+);
+
+const dir = await tempDir();
+const server = await startServe(await writeConfig(dir.path, '[namespaces]\ndefault = "default"'));
+const token = await adminToken(dir.path);
+const steps = Array.from(
+  { length: M },
+  (_, i) => `  - { id: s${i}, call: { action: noop, input: "{}" } }`,
+);
+const registered = await call(server.url, "POST", "/workflows/definitions", {
+  token,
+  body: { definition: `name: bench\ntask_queue: q\nsteps:\n${steps.join("\n")}\n` },
+});
+if (registered.status !== 200) throw new Error(JSON.stringify(registered.body));
+
+const doc = join(dir.path, "worker.json");
+await writeFile(
+  doc,
+  JSON.stringify({
+    name: "bench",
+    task_queue: "q",
+    actions: { noop: { module: activities, export: "noop" } },
+  }),
+);
+await writeFile(join(dir.path, "worker.token"), `${token}\n`, { mode: 0o600 });
+const worker = spawn(
+  process.execPath,
+  [
+    bin,
+    "worker",
+    "module",
+    doc,
+    "--endpoint",
+    server.grpc!,
+    "--concurrency",
+    "256",
+    "--token-file",
+    join(dir.path, "worker.token"),
+  ],
+  { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
+);
+
+async function start(): Promise<string> {
+  const r = await call(server.url, "POST", "/workflows/start", { token, body: { name: "bench" } });
+  if (r.status !== 200) throw new Error(`start: ${JSON.stringify(r.body)}`);
+  return r.body.workflow_id;
+}
+
+async function describe(workflowId: string) {
+  const r = await call(server.url, "POST", "/workflows/describe", {
+    token,
+    body: { workflow_id: workflowId },
+  });
+  return r.body.run as { status: string; started_at: string; ended_at: string | null };
+}
+
+/** Waits until no run is Running. */
+async function drained(): Promise<void> {
+  for (;;) {
+    const r = await call(server.url, "POST", "/workflows/list", {
+      token,
+      body: { status: "Running", limit: 1 },
+    });
+    if (r.body.runs.length === 0) return;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/** Sends `total` starts with `concurrency` requests in flight; returns the workflow ids. */
+async function startMany(total: number, concurrency: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      while (next < total) {
+        next++;
+        ids.push(await start());
+      }
+    }),
+  );
+  return ids;
+}
+
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function cpu(): Record<string, number> {
+  const own = process.cpuUsage();
+  return {
+    server_cpu_s: cpuSecondsOf(server.child.pid!),
+    worker_cpu_s: cpuSecondsOf(worker.pid!),
+    client_cpu_s: (own.user + own.system) / 1e6,
+  };
+}
+
+function cpuDelta(before: Record<string, number>, after: Record<string, number>): Figures {
+  const out: Figures = {};
+  for (const key of Object.keys(after)) out[key] = Number((after[key]! - before[key]!).toFixed(2));
+  return out;
+}
+
+/** Dispatch-to-completion latencies (ms, as stored) of a sample of runs. */
+async function latencies(ids: readonly string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const id of ids) {
+    const r = await call(server.url, "POST", "/workflows/history", {
+      token,
+      body: { workflow_id: id },
+    });
+    const scheduled = new Map<number, number>();
+    for (const e of r.body.events) {
+      if (e.type === "ActivityScheduled")
+        scheduled.set(e.activity_id, Math.max(e.at, e.dispatch_at));
+      if (e.type === "ActivityCompleted") out.push(e.at - scheduled.get(e.activity_id)!);
+    }
+  }
+  return out;
+}
+
+await runBench("workflows-server", [
+  {
+    name: `through skein serve: HTTP starts, C=64 starts in flight, W=${W}, M=${M}, SQLite`,
+    async run() {
+      await startMany(WARMUP, 64);
+      await drained();
+      const before = cpu();
+      const t0 = Date.now();
+      const ids = await startMany(W, 64);
+      const startsDone = Date.now();
+      await drained();
+      const after = cpu();
+      // The last durable end among the runs, from their records.
+      let lastEnd = 0;
+      for (const id of ids.slice(-200)) {
+        lastEnd = Math.max(lastEnd, Date.parse((await describe(id)).ended_at!));
+      }
+      const seconds = (lastEnd - t0) / 1000;
+      const lat = await latencies(ids.slice(-100));
+      return {
+        workflows_per_s: Math.round(W / seconds),
+        activities_per_s: Math.round((W * M) / seconds),
+        starts_per_s: Math.round(W / ((startsDone - t0) / 1000)),
+        p50_ms: percentile(lat, 50),
+        p99_ms: percentile(lat, 99),
+        ...cpuDelta(before, after),
+      };
+    },
+  },
+  {
+    name: `through skein serve: C=1, W=${SERIAL}, M=${M}`,
+    async run() {
+      const before = cpu();
+      const perStep: number[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < SERIAL; i++) {
+        const id = await start();
+        ids.push(id);
+        for (;;) {
+          const run = await describe(id);
+          if (run.status !== "Running") {
+            if (run.status !== "Completed") throw new Error(`run ended ${run.status}`);
+            perStep.push((Date.parse(run.ended_at!) - Date.parse(run.started_at)) / M);
+            break;
+          }
+          // Not tighter: every describe is work for the server being measured.
+          await new Promise((done) => setTimeout(done, 10));
+        }
+      }
+      const after = cpu();
+      const lat = await latencies(ids.slice(-50));
+      const mean = perStep.reduce((a, b) => a + b, 0) / perStep.length;
+      return {
+        ms_per_step: Number(mean.toFixed(3)),
+        p50_ms: percentile(lat, 50),
+        p99_ms: percentile(lat, 99),
+        ...cpuDelta(before, after),
+      };
+    },
+  },
+]);
+
+worker.kill();
+await server.stop();
+await dir.remove();

@@ -1,0 +1,213 @@
+/**
+ * Workflow endpoints: `POST /workflows/definitions|start|describe|list|history`, each with
+ * `namespace` in the body (omitted: `namespaces.default`). Handlers are thin: decode the
+ * body once, check the bearer's namespace grant (403 otherwise), make one registry or run
+ * service call, encode. Registering and starting are work in the namespace, so they go
+ * through `registry.use` (created when absent and `auto_create` is open, refused with
+ * `namespace_not_found` when closed); reads never create a namespace. JSON payloads (run
+ * input and output, event payloads) are stored as text and written back as raw JSON, so
+ * numbers come back exactly as they were sent.
+ */
+
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import {
+  type Decoder,
+  integer,
+  object,
+  oneOf,
+  optional,
+  parseJson,
+  string,
+  withDefault,
+} from "../../common/decode/index.ts";
+import { canAccessNamespace } from "../auth/tokens.ts";
+import type { HistoryEvent } from "../engine/history.ts";
+import { workflowError } from "../errors.ts";
+import { namespaceName } from "../namespaces/name.ts";
+import type { NamespaceRegistry } from "../namespaces/registry.ts";
+import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
+import type { DefinitionRegistry } from "../runs/definitions.ts";
+import type { RunService } from "../runs/service.ts";
+import { forbidden, principalOf } from "./auth.ts";
+import { exactNumbers } from "./json.ts";
+
+/** Bounds of one `list` page. */
+export const LIST_LIMIT_DEFAULT = 100;
+export const LIST_LIMIT_MAX = 1000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const uuid = () =>
+  string({ pattern: UUID, patternReason: "must be a UUID string", expected: "UUID string" });
+
+/** Any JSON value, as parsed (lossless numbers kept). */
+const anyJson: Decoder<unknown> = { expected: "any JSON value", run: (value) => value };
+
+/** A definition as text (YAML or JSON, per `format`) or as a JSON object. */
+const definitionBody = object({
+  namespace: optional(namespaceName()),
+  definition: anyJson,
+  format: withDefault(oneOf(["yaml", "json"]), "yaml"),
+});
+
+const startBody = object({
+  namespace: optional(namespaceName()),
+  name: string({ minBytes: 1, expected: "definition name" }),
+  /** A registered version (`sha256:…`); absent: the latest registered of `name`. */
+  version: optional(string({ minBytes: 1, expected: "definition version" })),
+  input: withDefault(anyJson, {}),
+  workflow_id: optional(uuid()),
+});
+
+const runBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: uuid(),
+  run_id: optional(uuid()),
+});
+
+const cursor: Decoder<RunPosition> = {
+  expected: "cursor",
+  run(value, path) {
+    const text = string({ expected: "cursor" }).run(value, path);
+    try {
+      const [startedAt, runId] = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+      if (typeof startedAt === "number" && typeof runId === "string") return { startedAt, runId };
+    } catch {
+      // Falls through to the refusal below.
+    }
+    throw workflowError(
+      "invalid_cursor",
+      `${JSON.stringify(text)} is not a cursor this server gave`,
+    );
+  },
+};
+
+const listBody = object({
+  namespace: optional(namespaceName()),
+  status: optional(oneOf(["Running", "Completed", "Failed", "Cancelled"])),
+  limit: withDefault(integer("u32", { min: 1, max: LIST_LIMIT_MAX }), LIST_LIMIT_DEFAULT),
+  cursor: optional(cursor),
+});
+
+function encodeCursor(position: RunPosition): string {
+  return Buffer.from(JSON.stringify([position.startedAt, position.runId])).toString("base64url");
+}
+
+/**
+ * Stored JSON text as a value for the reply: parsed losslessly, so the reply serializer
+ * writes numbers back exactly as stored (`JSON.rawJSON` takes primitives only).
+ */
+const rawJSON = (text: string): unknown => parseJson(text);
+
+export function runJson(run: RunRecord) {
+  return {
+    namespace: run.namespace,
+    workflow_id: run.workflowId,
+    run_id: run.runId,
+    definition_version: run.definitionVersion,
+    status: run.status,
+    started_at: new Date(run.startedAt).toISOString(),
+    updated_at: new Date(run.updatedAt).toISOString(),
+    ended_at: run.endedAt === null ? null : new Date(run.endedAt).toISOString(),
+    output: run.outputJson === null ? null : rawJSON(run.outputJson),
+    failure: run.failure,
+  };
+}
+
+/** An event as stored, with each `*_json` text field written as the JSON value it holds. */
+export function eventJson(event: HistoryEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) {
+    if (key.endsWith("_json") && typeof value === "string") out[key.slice(0, -5)] = rawJSON(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+export interface WorkflowRoles {
+  readonly namespaces: NamespaceRegistry;
+  readonly definitions: DefinitionRegistry;
+  readonly runs: RunService;
+}
+
+/** The namespace a body means, after the bearer's grant on it is checked. */
+function grantedNamespace(
+  roles: WorkflowRoles,
+  request: FastifyRequest,
+  named: string | undefined,
+): string {
+  const namespace = roles.namespaces.resolve(named);
+  if (!canAccessNamespace(principalOf(request), namespace)) {
+    forbidden(`the bearer's grants do not include namespace ${JSON.stringify(namespace)}`);
+  }
+  return namespace;
+}
+
+export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void {
+  app.post("/workflows/definitions", async (request) => {
+    const body = definitionBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    await roles.namespaces.use(namespace, principalOf(request).subject);
+    const submitted =
+      typeof body.definition === "string"
+        ? { text: body.definition, format: body.format }
+        : { value: body.definition };
+    const { definition, created } = await roles.definitions.register(
+      namespace,
+      submitted,
+      principalOf(request).subject,
+    );
+    return { namespace, name: definition.name, version: definition.version, created };
+  });
+
+  app.post("/workflows/start", async (request) => {
+    const body = startBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    await roles.namespaces.use(namespace, principalOf(request).subject);
+    const definition =
+      body.version === undefined
+        ? await roles.definitions.latest(namespace, body.name)
+        : await roles.definitions.byVersion(namespace, body.version);
+    if (definition.name !== body.name) {
+      throw workflowError(
+        "definition_not_found",
+        `version ${body.version} is definition ${JSON.stringify(definition.name)}, not ${JSON.stringify(body.name)}`,
+      );
+    }
+    const started = await roles.runs.start({
+      namespace,
+      definition,
+      inputJson: JSON.stringify(body.input, exactNumbers),
+      workflowId: body.workflow_id,
+    });
+    return {
+      namespace,
+      workflow_id: started.workflowId,
+      run_id: started.runId,
+      definition_version: definition.version,
+      created: started.created,
+    };
+  });
+
+  app.post("/workflows/describe", async (request) => {
+    const body = runBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    return { run: runJson(await roles.runs.describe(namespace, body.workflow_id, body.run_id)) };
+  });
+
+  app.post("/workflows/list", async (request) => {
+    const body = listBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    const page = await roles.runs.list(namespace, body.status, body.limit, body.cursor);
+    return {
+      runs: page.runs.map(runJson),
+      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+    };
+  });
+
+  app.post("/workflows/history", async (request) => {
+    const body = runBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id);
+    return { workflow_id: run.workflowId, run_id: run.runId, events: events.map(eventJson) };
+  });
+}

@@ -1,0 +1,237 @@
+/**
+ * Runs and their histories on PostgreSQL, the same model as on SQLite, and the engine's
+ * group commit: one transaction per engine commit with a constant number of statements
+ * whatever the batch holds (events inserted from arrays with `unnest`, run rows upserted
+ * the same way), so a commit is a few round trips and one synchronous WAL flush. Each run's
+ * next event position is kept in memory; runs not in memory read theirs in one query.
+ */
+
+import type { Pool } from "pg";
+import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
+import type { RunAppend, StoredRun } from "../../engine/store.ts";
+import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
+
+interface RunRow {
+  namespace: string;
+  workflow_id: string;
+  run_id: string;
+  definition_version: string;
+  status: string;
+  started_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  output_json: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
+const COLUMNS =
+  "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
+  "ended_at, output_json, failure_code, failure_message";
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    namespace: row.namespace,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    definitionVersion: row.definition_version,
+    status: row.status as RunStatus,
+    startedAt: Number(row.started_at),
+    updatedAt: Number(row.updated_at),
+    endedAt: row.ended_at === null ? null : Number(row.ended_at),
+    outputJson: row.output_json,
+    failure:
+      row.failure_code === null
+        ? null
+        : { code: row.failure_code, message: row.failure_message ?? "" },
+  };
+}
+
+function decodeEvent(text: string): HistoryEvent {
+  return historyEvent.run(JSON.parse(text), undefined);
+}
+
+function endOf(events: readonly HistoryEvent[]) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === "RunCompleted") return { at: e.at, output: e.output_json, failure: null };
+    if (e.type === "RunFailed") return { at: e.at, output: null, failure: [e.code, e.message] };
+    if (e.type === "RunCancelled") {
+      return { at: e.at, output: null, failure: ["cancelled", `run cancelled (${e.reason})`] };
+    }
+  }
+  return undefined;
+}
+
+export class PostgresRunStore implements RunStore {
+  readonly #pool: Pool;
+  readonly #nextSeq = new Map<string, number>();
+
+  constructor(pool: Pool) {
+    this.#pool = pool;
+  }
+
+  async commit(batch: readonly RunAppend[]): Promise<void> {
+    const appends = batch.filter((r) => r.events.length > 0);
+    if (appends.length === 0) return;
+    const client = await this.#pool.connect();
+    const positions = new Map<string, number>();
+    try {
+      await client.query("BEGIN");
+      const unknown = [
+        ...new Set(appends.map((r) => r.runId).filter((id) => !this.#nextSeq.has(id))),
+      ];
+      if (unknown.length > 0) {
+        const { rows } = await client.query<{ run_id: string; next_seq: number }>(
+          "SELECT run_id, next_seq FROM workflow_runs WHERE run_id = ANY($1)",
+          [unknown],
+        );
+        for (const row of rows) positions.set(row.run_id, row.next_seq);
+        for (const id of unknown) if (!positions.has(id)) positions.set(id, 0);
+      }
+      const ev = { run: [] as string[], seq: [] as number[], text: [] as string[] };
+      const rows = new Map<string, (string | number | null)[]>();
+      for (const r of appends) {
+        let seq = positions.get(r.runId) ?? this.#nextSeq.get(r.runId)!;
+        for (const e of r.events) {
+          ev.run.push(r.runId);
+          ev.seq.push(seq++);
+          ev.text.push(JSON.stringify(e));
+        }
+        positions.set(r.runId, seq);
+        const end = r.status === "Running" ? undefined : endOf(r.events);
+        const previous = rows.get(r.runId);
+        rows.set(r.runId, [
+          r.runId,
+          r.namespace,
+          r.workflowId,
+          r.definitionVersion,
+          r.status,
+          (previous?.[5] as number | undefined) ?? r.events[0]!.at,
+          r.events.at(-1)!.at,
+          seq,
+          end?.at ?? null,
+          end?.output ?? null,
+          end?.failure?.[0] ?? null,
+          end?.failure?.[1] ?? null,
+        ]);
+      }
+      await client.query(
+        "INSERT INTO workflow_events (run_id, seq, event) " +
+          "SELECT * FROM unnest($1::text[], $2::int[], $3::text[])",
+        [ev.run, ev.seq, ev.text],
+      );
+      const columns: unknown[][] = Array.from({ length: 12 }, () => []);
+      for (const row of rows.values()) {
+        for (let i = 0; i < row.length; i++) columns[i]!.push(row[i]);
+      }
+      await client.query(
+        `INSERT INTO workflow_runs (run_id, namespace, workflow_id, definition_version, status,
+           started_at, updated_at, next_seq, ended_at, output_json, failure_code, failure_message)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+           $6::bigint[], $7::bigint[], $8::int[], $9::bigint[], $10::text[], $11::text[], $12::text[])
+         ON CONFLICT (run_id) DO UPDATE SET status = excluded.status,
+           updated_at = excluded.updated_at, next_seq = excluded.next_seq,
+           ended_at = coalesce(excluded.ended_at, workflow_runs.ended_at),
+           output_json = coalesce(excluded.output_json, workflow_runs.output_json),
+           failure_code = coalesce(excluded.failure_code, workflow_runs.failure_code),
+           failure_message = coalesce(excluded.failure_message, workflow_runs.failure_message)`,
+        columns,
+      );
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+    // Positions are remembered only once durable: a failed commit leaves none behind.
+    for (const r of appends) {
+      const status = statusAfter(batch, r.runId);
+      if (status === "Running") this.#nextSeq.set(r.runId, positions.get(r.runId)!);
+      else this.#nextSeq.delete(r.runId);
+    }
+  }
+
+  async loadRunning(): Promise<StoredRun[]> {
+    const { rows } = await this.#pool.query<{
+      run_id: string;
+      workflow_id: string;
+      namespace: string;
+      definition_version: string;
+    }>(
+      "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
+        "WHERE status = 'Running'",
+    );
+    if (rows.length === 0) return [];
+    const { rows: events } = await this.#pool.query<{ run_id: string; event: string }>(
+      "SELECT e.run_id, e.event FROM workflow_events e JOIN workflow_runs r USING (run_id) " +
+        "WHERE r.status = 'Running' ORDER BY e.run_id, e.seq",
+    );
+    const histories = new Map<string, HistoryEvent[]>();
+    for (const e of events) {
+      const list = histories.get(e.run_id) ?? [];
+      list.push(decodeEvent(e.event));
+      histories.set(e.run_id, list);
+    }
+    return rows.map((r) => {
+      const history = histories.get(r.run_id) ?? [];
+      this.#nextSeq.set(r.run_id, history.length);
+      return {
+        runId: r.run_id,
+        workflowId: r.workflow_id,
+        namespace: r.namespace,
+        definitionVersion: r.definition_version,
+        history,
+      };
+    });
+  }
+
+  async byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {
+    const { rows } = await this.#pool.query<RunRow>(
+      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = $1 AND workflow_id = $2`,
+      [namespace, workflowId],
+    );
+    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+  }
+
+  async list(query: RunQuery): Promise<RunPage> {
+    const after = query.after ?? { startedAt: -1, runId: "" };
+    const { rows } = await this.#pool.query<RunRow>(
+      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = $1
+         AND ($2::text IS NULL OR status = $2)
+         AND (started_at, run_id) > ($3::bigint, $4::text)
+       ORDER BY started_at, run_id LIMIT $5`,
+      [query.namespace, query.status ?? null, after.startedAt, after.runId, query.limit + 1],
+    );
+    const runs = rows.slice(0, query.limit).map(toRecord);
+    const last = runs.at(-1);
+    return {
+      runs,
+      next:
+        rows.length > query.limit && last !== undefined
+          ? { startedAt: last.startedAt, runId: last.runId }
+          : undefined,
+    };
+  }
+
+  async history(runId: string): Promise<HistoryEvent[] | undefined> {
+    const { rows: exists } = await this.#pool.query(
+      "SELECT 1 FROM workflow_runs WHERE run_id = $1",
+      [runId],
+    );
+    if (exists.length === 0) return undefined;
+    const { rows } = await this.#pool.query<{ event: string }>(
+      "SELECT event FROM workflow_events WHERE run_id = $1 ORDER BY seq",
+      [runId],
+    );
+    return rows.map((e) => decodeEvent(e.event));
+  }
+}
+
+/** The status a batch leaves a run in (its last append's). */
+function statusAfter(batch: readonly RunAppend[], runId: string): RunStatus {
+  let status: RunStatus = "Running";
+  for (const r of batch) if (r.runId === runId) status = r.status;
+  return status;
+}

@@ -1,0 +1,90 @@
+/**
+ * Workflow definitions on SQLite: one row per (namespace, version), the version being the
+ * content hash of the canonical document, so registering the same document twice stores it
+ * once. Every registration takes the next `seq`, which is what "latest of a name" orders by.
+ */
+
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { DefinitionRecord, DefinitionStore, NewDefinition } from "../workflows.ts";
+import { transaction } from "./database.ts";
+
+interface Row {
+  namespace: string;
+  name: string;
+  version: string;
+  canonical: string;
+  registered_at: number;
+  registered_by: string;
+}
+
+function toRecord(row: Row): DefinitionRecord {
+  return {
+    namespace: row.namespace,
+    name: row.name,
+    version: row.version,
+    canonical: row.canonical,
+    registeredAt: row.registered_at,
+    registeredBy: row.registered_by,
+  };
+}
+
+const COLUMNS = "namespace, name, version, canonical, registered_at, registered_by";
+
+export class SqliteDefinitionStore implements DefinitionStore {
+  readonly #db: DatabaseSync;
+  readonly #insert: StatementSync;
+  readonly #touch: StatementSync;
+  readonly #get: StatementSync;
+  readonly #latest: StatementSync;
+  readonly #nextSeq: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#nextSeq = db.prepare(
+      "SELECT coalesce(max(seq), 0) + 1 AS seq FROM workflow_definitions WHERE namespace = ?",
+    );
+    this.#insert = db.prepare(
+      `INSERT INTO workflow_definitions (${COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ` +
+        "ON CONFLICT (namespace, version) DO NOTHING",
+    );
+    this.#touch = db.prepare(
+      "UPDATE workflow_definitions SET seq = ? WHERE namespace = ? AND version = ?",
+    );
+    this.#get = db.prepare(
+      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = ? AND version = ?`,
+    );
+    this.#latest = db.prepare(
+      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = ? AND name = ? ` +
+        "ORDER BY seq DESC LIMIT 1",
+    );
+  }
+
+  async register(input: NewDefinition): Promise<{ record: DefinitionRecord; created: boolean }> {
+    return transaction(this.#db, () => {
+      const { seq } = this.#nextSeq.get(input.namespace) as { seq: number };
+      const { changes } = this.#insert.run(
+        input.namespace,
+        input.name,
+        input.version,
+        input.canonical,
+        input.registeredAt,
+        input.registeredBy,
+        seq,
+      );
+      const created = Number(changes) === 1;
+      if (!created) this.#touch.run(seq, input.namespace, input.version);
+      const row = this.#get.get(input.namespace, input.version) as unknown as Row;
+      return { record: toRecord(row), created };
+    });
+  }
+
+  async get(namespace: string, version: string): Promise<DefinitionRecord | undefined> {
+    const row = this.#get.get(namespace, version) as unknown as Row | undefined;
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async latest(namespace: string, name: string): Promise<DefinitionRecord | undefined> {
+    const row = this.#latest.get(namespace, name) as unknown as Row | undefined;
+    return row === undefined ? undefined : toRecord(row);
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * Runs and their histories on SQLite, and the engine's group commit: `commit` writes the
+ * events of every run that advanced in one tick, and each run's row (status, times, end), in
+ * one `BEGIN IMMEDIATE` transaction; the database is in WAL mode with `synchronous = FULL`,
+ * so the commit is durable when it returns and there is exactly one sync per engine commit.
+ * Each run's next event position is kept in memory (filled by `loadRunning` and by commits)
+ * so an append never reads first; a run not in memory reads its row once.
+ * Stored events are decoded with the history decoder when read back.
+ */
+
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
+import type { RunAppend, StoredRun } from "../../engine/store.ts";
+import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
+import { transaction } from "./database.ts";
+
+interface RunRow {
+  namespace: string;
+  workflow_id: string;
+  run_id: string;
+  definition_version: string;
+  status: string;
+  started_at: number;
+  updated_at: number;
+  ended_at: number | null;
+  output_json: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
+const COLUMNS =
+  "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
+  "ended_at, output_json, failure_code, failure_message";
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    namespace: row.namespace,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    definitionVersion: row.definition_version,
+    status: row.status as RunStatus,
+    startedAt: row.started_at,
+    updatedAt: row.updated_at,
+    endedAt: row.ended_at,
+    outputJson: row.output_json,
+    failure:
+      row.failure_code === null
+        ? null
+        : { code: row.failure_code, message: row.failure_message ?? "" },
+  };
+}
+
+function decodeEvent(text: string): HistoryEvent {
+  return historyEvent.run(JSON.parse(text), undefined);
+}
+
+/** What a batch's events say about the run's end, for its row. */
+function endOf(events: readonly HistoryEvent[]) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === "RunCompleted") return { at: e.at, output: e.output_json, failure: null };
+    if (e.type === "RunFailed") return { at: e.at, output: null, failure: [e.code, e.message] };
+    if (e.type === "RunCancelled") {
+      return { at: e.at, output: null, failure: ["cancelled", `run cancelled (${e.reason})`] };
+    }
+  }
+  return undefined;
+}
+
+export class SqliteRunStore implements RunStore {
+  readonly #db: DatabaseSync;
+  readonly #nextSeq = new Map<string, number>();
+  readonly #insertEvent: StatementSync;
+  readonly #insertRun: StatementSync;
+  readonly #updateRun: StatementSync;
+  readonly #endRun: StatementSync;
+  readonly #seqOf: StatementSync;
+  readonly #running: StatementSync;
+  readonly #events: StatementSync;
+  readonly #byWorkflowId: StatementSync;
+  readonly #exists: StatementSync;
+  readonly #page: StatementSync;
+  readonly #pageByStatus: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#insertEvent = db.prepare(
+      "INSERT INTO workflow_events (run_id, seq, event) VALUES (?, ?, ?)",
+    );
+    this.#insertRun = db.prepare(
+      `INSERT INTO workflow_runs (run_id, namespace, workflow_id, definition_version, status,
+         started_at, updated_at, next_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#updateRun = db.prepare(
+      "UPDATE workflow_runs SET status = ?, updated_at = ?, next_seq = ? WHERE run_id = ?",
+    );
+    this.#endRun = db.prepare(
+      `UPDATE workflow_runs SET status = ?, updated_at = ?, next_seq = ?, ended_at = ?,
+         output_json = ?, failure_code = ?, failure_message = ? WHERE run_id = ?`,
+    );
+    this.#seqOf = db.prepare("SELECT next_seq FROM workflow_runs WHERE run_id = ?");
+    this.#running = db.prepare(
+      "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
+        "WHERE status = 'Running'",
+    );
+    this.#events = db.prepare("SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq");
+    this.#byWorkflowId = db.prepare(
+      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
+    );
+    this.#exists = db.prepare("SELECT 1 AS one FROM workflow_runs WHERE run_id = ?");
+    const after = "AND (started_at > ? OR (started_at = ? AND run_id > ?))";
+    this.#page = db.prepare(
+      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? ${after} ` +
+        "ORDER BY started_at, run_id LIMIT ?",
+    );
+    this.#pageByStatus = db.prepare(
+      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${after} ` +
+        "ORDER BY started_at, run_id LIMIT ?",
+    );
+  }
+
+  async commit(batch: readonly RunAppend[]): Promise<void> {
+    const positions = new Map<string, number>();
+    transaction(this.#db, () => {
+      for (const r of batch) {
+        if (r.events.length === 0) continue;
+        let seq = positions.get(r.runId) ?? this.#nextSeq.get(r.runId);
+        const at = r.events.at(-1)!.at;
+        if (seq === undefined) {
+          // A batch that starts the run needs no look-up: the run is new.
+          const row =
+            r.events[0]!.type === "RunStarted"
+              ? undefined
+              : (this.#seqOf.get(r.runId) as { next_seq: number } | undefined);
+          if (row === undefined) {
+            seq = 0;
+            this.#insertRun.run(
+              r.runId,
+              r.namespace,
+              r.workflowId,
+              r.definitionVersion,
+              r.status,
+              r.events[0]!.at,
+              at,
+              0,
+            );
+          } else {
+            seq = row.next_seq;
+          }
+        }
+        for (const e of r.events) this.#insertEvent.run(r.runId, seq++, JSON.stringify(e));
+        positions.set(r.runId, seq);
+        const end = r.status === "Running" ? undefined : endOf(r.events);
+        if (end === undefined) this.#updateRun.run(r.status, at, seq, r.runId);
+        else {
+          this.#endRun.run(
+            r.status,
+            at,
+            seq,
+            end.at,
+            end.output,
+            end.failure?.[0] ?? null,
+            end.failure?.[1] ?? null,
+            r.runId,
+          );
+        }
+      }
+    });
+    // Positions are remembered only once durable: a failed commit leaves none behind.
+    for (const r of batch) {
+      const seq = positions.get(r.runId);
+      if (seq === undefined) continue;
+      if (r.status === "Running") this.#nextSeq.set(r.runId, seq);
+      else this.#nextSeq.delete(r.runId);
+    }
+  }
+
+  async loadRunning(): Promise<StoredRun[]> {
+    const rows = this.#running.all() as unknown as {
+      run_id: string;
+      workflow_id: string;
+      namespace: string;
+      definition_version: string;
+    }[];
+    return rows.map((r) => {
+      const history = (this.#events.all(r.run_id) as { event: string }[]).map((e) =>
+        decodeEvent(e.event),
+      );
+      this.#nextSeq.set(r.run_id, history.length);
+      return {
+        runId: r.run_id,
+        workflowId: r.workflow_id,
+        namespace: r.namespace,
+        definitionVersion: r.definition_version,
+        history,
+      };
+    });
+  }
+
+  async byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {
+    const row = this.#byWorkflowId.get(namespace, workflowId) as unknown as RunRow | undefined;
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async list(query: RunQuery): Promise<RunPage> {
+    const after = query.after ?? { startedAt: -1, runId: "" };
+    const position = [after.startedAt, after.startedAt, after.runId] as const;
+    // One row more than asked says whether another page follows.
+    const rows = (query.status === undefined
+      ? this.#page.all(query.namespace, ...position, query.limit + 1)
+      : this.#pageByStatus.all(
+          query.namespace,
+          query.status,
+          ...position,
+          query.limit + 1,
+        )) as unknown as RunRow[];
+    const runs = rows.slice(0, query.limit).map(toRecord);
+    const last = runs.at(-1);
+    return {
+      runs,
+      next:
+        rows.length > query.limit && last !== undefined
+          ? { startedAt: last.startedAt, runId: last.runId }
+          : undefined,
+    };
+  }
+
+  async history(runId: string): Promise<HistoryEvent[] | undefined> {
+    if (this.#exists.get(runId) === undefined) return undefined;
+    return (this.#events.all(runId) as { event: string }[]).map((e) => decodeEvent(e.event));
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The workflow side of the persistence boundary: definitions registered per namespace and
+ * versioned by content hash, and runs with their durable histories. `RunStore` is the
+ * engine's `EngineStore` (one transaction per engine commit, for every run that advanced)
+ * plus the reads the HTTP API answers from: a run's record, a filtered page of runs, and a
+ * run's history in order. Records are written only by engine commits, so a read never shows
+ * a state that is not durable.
+ */
+
+import type { HistoryEvent, RunStatus } from "../engine/history.ts";
+import type { EngineStore } from "../engine/store.ts";
+
+export interface DefinitionRecord {
+  readonly namespace: string;
+  readonly name: string;
+  /** `sha256:<hex>` of the canonical document. */
+  readonly version: string;
+  /** The canonical JSON text of the document (what the version hashes). */
+  readonly canonical: string;
+  readonly registeredAt: number;
+  readonly registeredBy: string;
+}
+
+export interface NewDefinition {
+  readonly namespace: string;
+  readonly name: string;
+  readonly version: string;
+  readonly canonical: string;
+  readonly registeredAt: number;
+  readonly registeredBy: string;
+}
+
+export interface DefinitionStore {
+  /**
+   * Records the definition unless this version exists in the namespace; either way it
+   * becomes the latest of its name. `created` is false when the version existed.
+   */
+  register(input: NewDefinition): Promise<{ record: DefinitionRecord; created: boolean }>;
+  get(namespace: string, version: string): Promise<DefinitionRecord | undefined>;
+  /** The most recently registered version of `name` in the namespace. */
+  latest(namespace: string, name: string): Promise<DefinitionRecord | undefined>;
+}
+
+/** A run as the API shows it: identity, pinned version, status, times, end. */
+export interface RunRecord {
+  readonly namespace: string;
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly definitionVersion: string;
+  readonly status: RunStatus;
+  readonly startedAt: number;
+  readonly updatedAt: number;
+  readonly endedAt: number | null;
+  /** The run's output as JSON text (Completed only). */
+  readonly outputJson: string | null;
+  /** `{code, message}` of a Failed run, `{reason}` of a Cancelled one. */
+  readonly failure: { readonly code: string; readonly message: string } | null;
+}
+
+export interface RunQuery {
+  readonly namespace: string;
+  readonly status: RunStatus | undefined;
+  readonly limit: number;
+  /** Continue after this position (from a previous page's `next`). */
+  readonly after: RunPosition | undefined;
+}
+
+/** Runs are listed by start time, then run id: a stable order for cursors. */
+export interface RunPosition {
+  readonly startedAt: number;
+  readonly runId: string;
+}
+
+export interface RunPage {
+  readonly runs: RunRecord[];
+  /** Where the next page starts; undefined on the last page. */
+  readonly next: RunPosition | undefined;
+}
+
+export interface RunStore extends EngineStore {
+  /** The run of `workflowId` in the namespace (one run per workflow id). */
+  byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined>;
+  list(query: RunQuery): Promise<RunPage>;
+  /** The run's events in order; undefined when the run does not exist. */
+  history(runId: string): Promise<HistoryEvent[] | undefined>;
+}
+
+/** What a backend offers to run workflows. */
+export interface WorkflowPersistence {
+  readonly definitions: DefinitionStore;
+  readonly runs: RunStore;
+}

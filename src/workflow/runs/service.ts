@@ -1,0 +1,104 @@
+/**
+ * The run API layer between the HTTP handlers and the engine: starting a run (idempotent on
+ * a client-supplied `workflow_id`), and the reads (describe, list, history), which answer
+ * from the store, so they show only durable state. One run exists per (namespace,
+ * workflow_id); a start whose workflow id has a run, durable or still being started,
+ * returns that run instead of starting another.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { WorkflowDefinition } from "../definitions/types.ts";
+import type { Engine } from "../engine/engine.ts";
+import type { HistoryEvent, RunStatus } from "../engine/history.ts";
+import { workflowError } from "../errors.ts";
+import type { RunPage, RunPosition, RunRecord, RunStore } from "../persistence/workflows.ts";
+
+export interface StartRequest {
+  readonly namespace: string;
+  readonly definition: WorkflowDefinition;
+  readonly inputJson: string;
+  /** Client-chosen; a new UUID when absent. */
+  readonly workflowId: string | undefined;
+}
+
+export interface Started {
+  readonly workflowId: string;
+  readonly runId: string;
+  /** False when the workflow id already had a run (an idempotent repeat). */
+  readonly created: boolean;
+}
+
+export class RunService {
+  readonly #engine: Engine;
+  readonly #runs: RunStore;
+  /** Starts not yet durable, by namespace and workflow id. */
+  readonly #starting = new Map<string, Promise<Started>>();
+
+  constructor(engine: Engine, runs: RunStore) {
+    this.#engine = engine;
+    this.#runs = runs;
+  }
+
+  async start(request: StartRequest): Promise<Started> {
+    const workflowId = request.workflowId ?? randomUUID();
+    const key = `${request.namespace}\0${workflowId}`;
+    const inFlight = this.#starting.get(key);
+    if (inFlight !== undefined) return { ...(await inFlight), created: false };
+    if (request.workflowId !== undefined) {
+      const existing = await this.#runs.byWorkflowId(request.namespace, workflowId);
+      if (existing !== undefined) {
+        return { workflowId, runId: existing.runId, created: false };
+      }
+      // Another start of this id may have begun while the store was read.
+      const raced = this.#starting.get(key);
+      if (raced !== undefined) return { ...(await raced), created: false };
+    }
+    const runId = randomUUID();
+    const started = this.#engine
+      .start({
+        runId,
+        workflowId,
+        namespace: request.namespace,
+        definition: request.definition,
+        inputJson: request.inputJson,
+      })
+      .then(() => ({ workflowId, runId, created: true }));
+    this.#starting.set(key, started);
+    try {
+      return await started;
+    } finally {
+      this.#starting.delete(key);
+    }
+  }
+
+  /** The run of a workflow id; `run_not_found` when there is none. */
+  async describe(namespace: string, workflowId: string, runId?: string): Promise<RunRecord> {
+    const run = await this.#runs.byWorkflowId(namespace, workflowId);
+    if (run === undefined || (runId !== undefined && run.runId !== runId)) {
+      throw workflowError(
+        "run_not_found",
+        `no run of workflow ${workflowId}${runId === undefined ? "" : ` with run id ${runId}`} ` +
+          `in namespace ${JSON.stringify(namespace)}`,
+      );
+    }
+    return run;
+  }
+
+  list(
+    namespace: string,
+    status: RunStatus | undefined,
+    limit: number,
+    after: RunPosition | undefined,
+  ): Promise<RunPage> {
+    return this.#runs.list({ namespace, status, limit, after });
+  }
+
+  async history(
+    namespace: string,
+    workflowId: string,
+    runId?: string,
+  ): Promise<{ run: RunRecord; events: HistoryEvent[] }> {
+    const run = await this.describe(namespace, workflowId, runId);
+    return { run, events: (await this.#runs.history(run.runId)) ?? [] };
+  }
+}
