@@ -21,6 +21,7 @@ import {
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger } from "../../common/log.ts";
 import { loadWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
+import { watchParent } from "../../worker/parent-watch.ts";
 import { WorkerGaveUp, WorkerRefused, WorkerRuntime } from "../../worker/runtime.ts";
 import { MAX_CONCURRENCY } from "../rpc/frames.ts";
 import { grpcTarget } from "../rpc/protocol.ts";
@@ -173,6 +174,13 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   const stop = () => runtime.stop();
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  const supervised = (process.env.SKEIN_DEPLOYMENT ?? "") !== "";
+  const parent = supervised
+    ? watchParent(() => {
+        logger.warn({ deployment: process.env.SKEIN_DEPLOYMENT }, "supervisor gone; stopping");
+        stop();
+      })
+    : undefined;
   try {
     await runtime.run();
     return 0;
@@ -185,6 +193,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
     }
     throw error;
   } finally {
+    parent?.stop();
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
     // A handler that ignored its abort signal (a user module's stray timer) must not keep a

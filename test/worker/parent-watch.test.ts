@@ -1,0 +1,80 @@
+// A deployment-launched worker outlives a SIGKILLed supervisor only briefly: it notices that
+// its parent is gone and stops, so the next server start does not leave two copies serving.
+// A worker started by hand (no SKEIN_DEPLOYMENT) is not tied to its parent.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { ACTIVITIES, writeJson } from "../helpers/worker-endpoint.ts";
+import { SKEIN_BIN } from "../workflow/support/server.ts";
+
+// The parent: launches the worker, prints its pid, then waits to be killed.
+const PARENT = `
+const { spawn } = require("node:child_process");
+const [bin, doc, deployment] = process.argv.slice(1);
+const env = { ...process.env };
+if (deployment) env.SKEIN_DEPLOYMENT = deployment; else delete env.SKEIN_DEPLOYMENT;
+const child = spawn(process.execPath, [bin, "worker", "module", doc, "--endpoint", "127.0.0.1:1",
+  "--reconnect-initial-backoff", "0.05", "--reconnect-max-backoff", "0.2"], { env, stdio: "ignore" });
+console.log(child.pid);
+setInterval(() => {}, 1000);
+`;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function launch(
+  doc: string,
+  deployment: string,
+): Promise<{ parent: number; worker: number }> {
+  const parent = spawn(process.execPath, ["-e", PARENT, SKEIN_BIN, doc, deployment], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const worker = await new Promise<number>((resolve) => {
+    parent.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+  });
+  return { parent: parent.pid!, worker };
+}
+
+async function gone(pid: number, withinMs: number): Promise<boolean> {
+  const end = Date.now() + withinMs;
+  while (Date.now() < end) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return !alive(pid);
+}
+
+test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started one does not", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "skein-parent-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const doc = await writeJson(dir, "worker.json", {
+    name: "w",
+    task_queue: "q",
+    actions: { inc: { module: ACTIVITIES, export: "inc" } },
+  });
+
+  const supervised = await launch(doc, "alpha@1");
+  const byHand = await launch(doc, "");
+  t.after(() => {
+    for (const pid of [supervised.worker, byHand.worker])
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+  });
+  // Let both workers start and enter their reconnect loops.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.ok(alive(supervised.worker) && alive(byHand.worker), "both workers run");
+
+  process.kill(supervised.parent, "SIGKILL");
+  process.kill(byHand.parent, "SIGKILL");
+  assert.equal(await gone(supervised.worker, 10_000), true, "the supervised worker stopped");
+  assert.equal(alive(byHand.worker), true, "the hand-started worker keeps running");
+});
