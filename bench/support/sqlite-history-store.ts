@@ -8,12 +8,18 @@
 
 import { DatabaseSync } from "node:sqlite";
 import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
-import type { EngineStore, RunAppend, StoredRun } from "../../src/workflow/engine/store.ts";
+import type {
+  EngineStore,
+  OutboxRow,
+  RunAppend,
+  StoredRun,
+} from "../../src/workflow/engine/store.ts";
 
 export class SqliteHistoryStore implements EngineStore {
   readonly #db: DatabaseSync;
   readonly #insertEvent;
   readonly #upsertRun;
+  readonly #upsertOutbox;
   readonly #nextSeq = new Map<string, number>();
   commits = 0;
 
@@ -31,7 +37,16 @@ export class SqliteHistoryStore implements EngineStore {
       CREATE TABLE IF NOT EXISTS events (
         id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id, seq);
+      CREATE TABLE IF NOT EXISTS outbox (
+        run_id TEXT NOT NULL, activity_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+        namespace TEXT NOT NULL, state TEXT NOT NULL,
+        PRIMARY KEY (run_id, activity_id, attempt));
+      CREATE INDEX IF NOT EXISTS outbox_open ON outbox (namespace, state);
     `);
+    this.#upsertOutbox = this.#db.prepare(
+      `INSERT INTO outbox (run_id, activity_id, attempt, namespace, state) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state`,
+    );
     this.#insertEvent = this.#db.prepare(
       "INSERT INTO events (run_id, seq, event) VALUES (?, ?, ?)",
     );
@@ -49,6 +64,9 @@ export class SqliteHistoryStore implements EngineStore {
         for (const e of r.events) this.#insertEvent.run(r.runId, seq++, JSON.stringify(e));
         this.#nextSeq.set(r.runId, seq);
         this.#upsertRun.run(r.runId, r.workflowId, r.namespace, r.definitionVersion, r.status);
+        for (const w of r.outbox ?? []) {
+          this.#upsertOutbox.run(r.runId, w.activityId, w.attempt, r.namespace, w.state);
+        }
       }
       this.#db.exec("COMMIT");
     } catch (error) {
@@ -61,7 +79,7 @@ export class SqliteHistoryStore implements EngineStore {
   async loadRunning(): Promise<StoredRun[]> {
     const runs = this.#db
       .prepare(
-        "SELECT run_id, workflow_id, namespace, definition_version FROM runs WHERE status = 'Running'",
+        "SELECT run_id, workflow_id, namespace, definition_version FROM runs WHERE status IN ('Running', 'Paused')",
       )
       .all() as {
       run_id: string;
@@ -79,6 +97,35 @@ export class SqliteHistoryStore implements EngineStore {
         (row) => JSON.parse(row.event) as HistoryEvent,
       ),
     }));
+  }
+
+  async loadOutbox(): Promise<OutboxRow[]> {
+    const rows = this.#db
+      .prepare(
+        "SELECT run_id, activity_id, attempt, namespace, state FROM outbox WHERE state <> 'done'",
+      )
+      .all() as {
+      run_id: string;
+      activity_id: number;
+      attempt: number;
+      namespace: string;
+      state: OutboxRow["state"];
+    }[];
+    return rows.map((r) => ({
+      runId: r.run_id,
+      namespace: r.namespace,
+      activityId: r.activity_id,
+      attempt: r.attempt,
+      state: r.state,
+    }));
+  }
+
+  /** Claimed rows now, by namespace (sampled by bench:fanout). */
+  claimedCount(namespace: string): number {
+    const row = this.#db
+      .prepare("SELECT count(*) AS n FROM outbox WHERE namespace = ? AND state = 'claimed'")
+      .get(namespace) as { n: number };
+    return row.n;
   }
 
   close(): void {

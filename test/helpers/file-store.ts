@@ -1,10 +1,16 @@
 // A stand-in for the server's persistence layer (built in another issue), for engine tests
 // and benchmarks: each engine commit is one append of JSON lines to a real file (optionally
-// fsynced), and loadRunning folds the file back. Real file, real process deaths; not SQL.
+// fsynced), and loadRunning / loadOutbox fold the file back. Real file, real process deaths;
+// not SQL.
 
 import { type FileHandle, open, readFile } from "node:fs/promises";
 import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
-import type { EngineStore, RunAppend, StoredRun } from "../../src/workflow/engine/store.ts";
+import type {
+  EngineStore,
+  OutboxRow,
+  RunAppend,
+  StoredRun,
+} from "../../src/workflow/engine/store.ts";
 
 export class FileStore implements EngineStore {
   readonly path: string;
@@ -53,7 +59,31 @@ export class FileStore implements EngineStore {
   }
 
   async loadRunning(): Promise<StoredRun[]> {
-    return [...(await this.runs()).values()].filter((r) => r.status === "Running");
+    return [...(await this.runs()).values()].filter(
+      (r) => r.status === "Running" || r.status === "Paused",
+    );
+  }
+
+  /** Every outbox row with its latest state, done ones included. */
+  async outbox(): Promise<OutboxRow[]> {
+    const text = await readFile(this.path, "utf8").catch(() => "");
+    const rows = new Map<string, OutboxRow>();
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      const r = JSON.parse(line) as RunAppend;
+      for (const w of r.outbox ?? []) {
+        rows.set(`${r.runId}/${w.activityId}/${w.attempt}`, {
+          runId: r.runId,
+          namespace: r.namespace,
+          ...w,
+        });
+      }
+    }
+    return [...rows.values()];
+  }
+
+  async loadOutbox(): Promise<OutboxRow[]> {
+    return (await this.outbox()).filter((r) => r.state !== "done");
   }
 
   async history(runId: string): Promise<HistoryEvent[]> {
