@@ -92,7 +92,8 @@ export interface EngineOptions {
  * What a control (cancel, pause, resume, signal) did. `applied` is false when it changed
  * nothing: the run is not held here (`status` undefined: ended, or unknown to this engine, so
  * the API layer reads its stored status for the no-op answer), or it is already in the asked-for
- * state (`status` says which).
+ * state (`status` says which). `status` is read once the control is durable, so a resumed or
+ * signalled run may already show a later status.
  */
 export interface ControlResult {
   readonly runId: string;
