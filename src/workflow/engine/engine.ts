@@ -29,6 +29,7 @@ import { Outbox, type OutboxEntry, type OutboxOptions } from "./outbox.ts";
 import {
   acceptsResult,
   apply,
+  applyInPlace,
   EMPTY_RUN,
   inFlight,
   isLive,
@@ -626,7 +627,7 @@ export class Engine {
             ? end.reason
             : "",
     };
-    parent.state = apply(parent.state, event);
+    parent.state = applyInPlace(parent.state, event);
     const prior = pending.batch.get(parent.id.runId);
     pending.batch.set(parent.id.runId, {
       ...parent.id,
@@ -717,7 +718,7 @@ export class Engine {
         item.done?.();
         continue;
       }
-      run.state = apply(run.state, item.event);
+      run.state = applyInPlace(run.state, item.event);
       if (item.event.type === "RunResumed") resumed = true;
       events.push(item.event);
       waiters.push(item);
@@ -747,7 +748,7 @@ export class Engine {
           };
         }
         if (event === undefined) continue;
-        run.state = apply(run.state, event);
+        run.state = applyInPlace(run.state, event);
         events.push(event);
         if (event.type === "ActivityScheduled" && event.member === true && this.#outbox) {
           // The member's outbox row is written in the commit that schedules it.
