@@ -317,6 +317,32 @@ describe("the cancellation cascade with real workers", () => {
   }
 });
 
+describe("a descendant started concurrently with the cascade", () => {
+  test("is cancelled too: no run of the tree is left Running", async () => {
+    const chain = parseDefinition(
+      "name: chain\nsteps: [{id: down, child: {workflow: leaf}}]",
+      "yaml",
+    );
+    const top = parseDefinition("name: top\nsteps: [{id: down, child: {workflow: chain}}]", "yaml");
+    const t = await setup({}, [LEAF, chain]);
+    try {
+      for (let round = 0; round < 5; round++) {
+        const root = await t.start(top, {});
+        // The child is registered (its start is durable) but has not decided yet: it starts
+        // its own child in the same ticks as the cascade runs.
+        await t.engine.cancel(root);
+        await t.engine.idle();
+        await until(() => t.engine.running === 0, "every run of the tree ended");
+        const runs = [...(await t.store.runs()).values()];
+        assert.ok(runs.length >= 2 * (round + 1));
+        for (const run of runs) assert.equal(run.status, "Cancelled", `run ${run.runId}`);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe("pause and resume with real workers", () => {
   test("a Paused run dispatches nothing new; work in flight finishes and is recorded", async () => {
     const t = await setup({ outbox: { enabled: true, maxInFlight: 16 } });
