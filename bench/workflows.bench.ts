@@ -58,6 +58,7 @@ const store = {
     this.commits++;
   },
   loadRunning: () => runs.loadRunning(),
+  loadOutbox: () => runs.loadOutbox(),
 };
 const steps = Array.from(
   { length: M },

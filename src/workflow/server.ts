@@ -138,6 +138,17 @@ export async function startServer(
       const running = new Engine({
         store: store.workflows.runs,
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
+        // A child step names a workflow (and optionally a version) of the parent's namespace.
+        childDefinition: (namespace, workflow, version) =>
+          version === undefined
+            ? definitions.latest(namespace, workflow)
+            : definitions.byVersion(namespace, version),
+        // Members of parallel and collect go through the outbox; its ceiling is in force
+        // only while outbox.enabled is true (the spec's rule).
+        outbox: {
+          enabled: config.settings.outbox.enabled,
+          maxInFlight: Number(namespaces.max_in_flight_activities),
+        },
         logger: options.logger,
         onFatal: (error) => {
           options.logger.fatal({ err: error }, "engine stopped: a commit failed");

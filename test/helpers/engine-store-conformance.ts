@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
+import type { EventOf, HistoryEvent } from "../../src/workflow/engine/history.ts";
 import type { EngineStore, RunAppend } from "../../src/workflow/engine/store.ts";
 
 const V = `sha256:${"ab".repeat(32)}`;
@@ -18,7 +18,7 @@ function started(runId: string): HistoryEvent {
   };
 }
 
-function scheduled(activityId: number): HistoryEvent {
+function scheduled(activityId: number): EventOf<"ActivityScheduled"> {
   return {
     type: "ActivityScheduled",
     at: 2,
@@ -94,6 +94,50 @@ export function engineStoreConformance(name: string, make: () => Promise<EngineS
         '{"big":18446744073709551615}',
       );
       assert.equal(second?.type === "ActivityScheduled" && second.input_json, '{"x":1.50}');
+    });
+
+    test("a Paused run is loaded with the running ones (it has not ended)", async () => {
+      const store = await make();
+      await store.commit([append("a", [started("a")]), append("b", [started("b")])]);
+      await store.commit([append("a", [{ type: "RunPaused", at: 5 }], "Paused")]);
+      assert.deepEqual((await store.loadRunning()).map((r) => r.runId).sort(), ["a", "b"]);
+    });
+
+    test("outbox rows are written with the events that create them; later writes win", async () => {
+      const store = await make();
+      assert.deepEqual(await store.loadOutbox(), []);
+      await store.commit([
+        {
+          ...append("a", [
+            started("a"),
+            { ...scheduled(1), member: true },
+            { ...scheduled(2), member: true },
+          ]),
+          outbox: [
+            { activityId: 1, attempt: 1, state: "pending" },
+            { activityId: 2, attempt: 1, state: "pending" },
+          ],
+        },
+      ]);
+      const open = async () =>
+        (await store.loadOutbox())
+          .map((r) => `${r.runId} ${r.namespace} ${r.activityId}/${r.attempt} ${r.state}`)
+          .sort();
+      assert.deepEqual(await open(), ["a ns 1/1 pending", "a ns 2/1 pending"]);
+      // Outbox writes alone (no events), several for one row in one commit: the last wins.
+      await store.commit([
+        {
+          ...append("a", []),
+          outbox: [
+            { activityId: 1, attempt: 1, state: "claimed" },
+            { activityId: 2, attempt: 1, state: "claimed" },
+            { activityId: 2, attempt: 1, state: "done" },
+          ],
+        },
+      ]);
+      assert.deepEqual(await open(), ["a ns 1/1 claimed"]);
+      const [run] = await store.loadRunning();
+      assert.equal(run!.history.length, 3, "an outbox-only append adds no events");
     });
 
     for (const status of ["Completed", "Failed", "Cancelled"] as const) {

@@ -18,6 +18,7 @@ export function openRuns(dir: string): TestRunStore {
   return {
     commit: (batch) => runs.commit(batch),
     loadRunning: () => runs.loadRunning(),
+    loadOutbox: () => runs.loadOutbox(),
     byWorkflowId: (namespace, workflowId) => runs.byWorkflowId(namespace, workflowId),
     list: (query) => runs.list(query),
     history: async (runId) => (await runs.history(runId)) ?? [],

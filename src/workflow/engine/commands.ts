@@ -1,7 +1,8 @@
 /**
  * What the decision core asks for. Every command but CancelActivity is recorded as one
  * history event (`eventOf`) in the same transaction as the other events of the engine tick;
- * the caller then carries out the side effects: offer a scheduled attempt to the matcher at
+ * StartChild is recorded by the engine (ChildStarted), which first resolves the child's
+ * definition; the caller then carries out the side effects: offer a scheduled attempt to the matcher at
  * its dispatch time and arm its timeouts, arm a timer, send cancel-activity frames.
  */
 
@@ -21,6 +22,16 @@ export type Command =
       readonly startToCloseMs: number;
       /** 0: no heartbeat timeout. */
       readonly heartbeatMs: number;
+      /** A member of a `parallel` or `collect`: goes through the outbox, not straight out. */
+      readonly member?: boolean;
+    }
+  | {
+      /** Start a child run; the engine resolves its definition and records ChildStarted. */
+      readonly type: "StartChild";
+      readonly stepId: string;
+      readonly workflow: string;
+      readonly version: string | undefined;
+      readonly inputJson: string;
     }
   | { readonly type: "StartTimer"; readonly timerId: string; readonly fireAt: number }
   | {
@@ -49,6 +60,7 @@ export function eventOf(command: Command, at: number): HistoryEvent | undefined 
         dispatch_at: command.dispatchAt,
         start_to_close_ms: command.startToCloseMs,
         heartbeat_ms: command.heartbeatMs,
+        ...(command.member === true ? { member: true } : {}),
       } satisfies EventOf<"ActivityScheduled">;
     case "StartTimer":
       return { type: "TimerStarted", at, timer_id: command.timerId, fire_at: command.fireAt };
@@ -59,6 +71,7 @@ export function eventOf(command: Command, at: number): HistoryEvent | undefined 
     case "CancelRun":
       return { type: "RunCancelled", at, reason: command.reason };
     case "CancelActivity":
+    case "StartChild":
       return undefined;
   }
 }

@@ -9,27 +9,52 @@
  * Steps run in order. A `call` schedules its activity (activity ids are positions in the
  * run, from 1; attempts from 1), waits for its result, retries a retryable failure or
  * timeout after the policy's backoff, and fails the run when attempts run out or the failure
- * is not retryable. A `sleep` starts a durable timer and waits for it to fire. The run's
- * deadline is a timer started with the run; when it fires the run is cancelled and its
- * in-flight attempts are told to stop. After the last step the run completes with its output
- * expression (or the last step's output). `parallel`, `collect`, `child` and `wait` steps
- * fail the run with `step_not_supported` in this build.
+ * is not retryable. A `sleep` starts a durable timer and waits for it to fire. A `parallel`
+ * runs its branches at once and a `collect` its body once per item; the activities inside
+ * them are members, marked for the outbox. A `child` starts a child run and waits for its
+ * end. A `wait` takes the first unconsumed signal of its name (signals received before the
+ * wait count), or times out. The run's deadline (from the definition, or given at start) is
+ * a timer started with the run; when it fires the run is cancelled and its in-flight
+ * attempts are told to stop. A Paused run decides nothing new. After the last step the run
+ * completes with its output expression (or the last step's output).
+ *
+ * Nested steps are keyed by their instance: a step inside item `i` of collect `c` is
+ * `c[i]/<id>`, so each item has its own activity, timer, child and signal wait.
  */
 
 import { backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
-import type { CallStep, WorkflowDefinition } from "../definitions/types.ts";
+import type { Scope } from "../definitions/expression.ts";
+import type { CallStep, Step, WorkflowDefinition } from "../definitions/types.ts";
 import type { Command } from "./commands.ts";
 import { type ActivityState, inFlight, type RunState } from "./state.ts";
 
 export const DEADLINE_TIMER = "deadline";
 export const sleepTimer = (stepId: string) => `sleep:${stepId}`;
+export const waitTimer = (stepId: string) => `wait:${stepId}`;
 
 export interface Decision {
   readonly commands: readonly Command[];
 }
 
 const NONE: Decision = { commands: [] };
+
+type Outcome = { readonly done: true; readonly value: unknown } | { readonly done: false };
+const PENDING: Outcome = { done: false };
+const done = (value: unknown): Outcome => ({ done: true, value });
+
+/** One decide pass over the step tree. */
+interface Walk {
+  readonly state: RunState;
+  readonly now: number;
+  readonly input: unknown;
+  readonly commands: Command[];
+  nextActivityId: number;
+  /** Signals (by history position) already taken by a wait earlier in the walk. */
+  readonly consumed: Set<number>;
+  /** Set when the run must fail; the walk stops. */
+  fail: Command | undefined;
+}
 
 export async function decide(
   definition: WorkflowDefinition,
@@ -40,7 +65,7 @@ export async function decide(
   if (started === undefined) return NONE;
   if (state.status === "Cancelled")
     return { commands: cancelInFlight(state, "the run was cancelled") };
-  if (state.status !== "Running") return NONE;
+  if (state.status !== "Running" && state.status !== "Paused") return NONE;
   if (started.definition_version !== definition.version) {
     throw new SkeinError(
       "definition_mismatch",
@@ -50,13 +75,14 @@ export async function decide(
   }
 
   const commands: Command[] = [];
-  if (definition.deadlineMs > 0) {
+  const deadlineMs = started.deadline_ms ?? definition.deadlineMs;
+  if (deadlineMs > 0) {
     const deadline = state.timers.get(DEADLINE_TIMER);
     if (deadline === undefined) {
       commands.push({
         type: "StartTimer",
         timerId: DEADLINE_TIMER,
-        fireAt: started.at + definition.deadlineMs,
+        fireAt: started.at + deadlineMs,
       });
     } else if (deadline.fired) {
       return {
@@ -67,59 +93,32 @@ export async function decide(
       };
     }
   }
+  // A Paused run dispatches nothing new; what was in flight finishes and is recorded.
+  if (state.status === "Paused") return { commands };
 
-  const input: unknown = JSON.parse(started.input_json);
+  const walk: Walk = {
+    state,
+    now,
+    input: JSON.parse(started.input_json),
+    commands,
+    nextActivityId: state.activities.size + 1,
+    consumed: new Set(),
+    fail: undefined,
+  };
   const outputs: Record<string, unknown> = {};
   let last: unknown = null;
   for (const step of definition.steps) {
-    switch (step.kind) {
-      case "call": {
-        const id = state.activityOfStep.get(step.id);
-        if (id === undefined) {
-          const scheduled = await schedule(step, state, input, outputs, now);
-          commands.push(scheduled);
-          return { commands };
-        }
-        const activity = state.activities.get(id)!;
-        const result = activity.result;
-        if (result === undefined) return { commands };
-        if (result.kind === "completed") {
-          last = JSON.parse(result.outputJson);
-          outputs[step.id] = last;
-          continue;
-        }
-        commands.push(retryOrFail(step, activity));
-        return { commands };
-      }
-      case "sleep": {
-        const timer = state.timers.get(sleepTimer(step.id));
-        if (timer === undefined) {
-          commands.push({
-            type: "StartTimer",
-            timerId: sleepTimer(step.id),
-            fireAt: now + step.durationMs,
-          });
-          return { commands };
-        }
-        if (!timer.fired) return { commands };
-        last = null;
-        outputs[step.id] = null;
-        continue;
-      }
-      default:
-        commands.push({
-          type: "FailRun",
-          code: "step_not_supported",
-          message: `step ${JSON.stringify(step.id)} is a ${step.kind} step; this build's engine runs call and sleep steps`,
-        });
-        return { commands };
-    }
+    const outcome = await runStep(walk, step, "", { input: walk.input, steps: outputs }, false);
+    if (walk.fail !== undefined) return failed(walk);
+    if (!outcome.done) return { commands };
+    last = outcome.value;
+    outputs[step.id] = last;
   }
   try {
     const output =
       definition.output === undefined
         ? last
-        : await definition.output.evaluate({ input, steps: outputs });
+        : await definition.output.evaluate({ input: walk.input, steps: outputs });
     commands.push({ type: "CompleteRun", outputJson: JSON.stringify(output) });
   } catch (error) {
     commands.push(failExpression("output", error));
@@ -127,30 +126,197 @@ export async function decide(
   return { commands };
 }
 
-async function schedule(
-  step: CallStep,
-  state: RunState,
-  input: unknown,
-  outputs: Record<string, unknown>,
-  now: number,
-): Promise<Command> {
-  let value: unknown;
+/** The run fails: only the failure and the stop of its in-flight attempts go out. */
+function failed(walk: Walk): Decision {
+  return {
+    commands: [walk.fail!, ...cancelInFlight(walk.state, "the run failed")],
+  };
+}
+
+async function evaluate(
+  walk: Walk,
+  where: string,
+  run: () => Promise<unknown>,
+): Promise<{ ok: true; value: unknown } | { ok: false }> {
   try {
-    value = await step.input.evaluate({ input, steps: outputs });
+    return { ok: true, value: await run() };
   } catch (error) {
-    return failExpression(`steps.${step.id}.call.input`, error);
+    walk.fail = failExpression(where, error);
+    return { ok: false };
   }
+}
+
+async function runStep(
+  walk: Walk,
+  step: Step,
+  prefix: string,
+  scope: Scope,
+  member: boolean,
+): Promise<Outcome> {
+  const key = `${prefix}${step.id}`;
+  const { state } = walk;
+  switch (step.kind) {
+    case "call": {
+      const id = state.activityOfStep.get(key);
+      if (id === undefined) {
+        const input = await evaluate(walk, `steps.${key}.call.input`, () =>
+          step.input.evaluate(scope),
+        );
+        if (!input.ok) return PENDING;
+        walk.commands.push(
+          schedule(step, key, walk.nextActivityId++, input.value, walk.now, member),
+        );
+        return PENDING;
+      }
+      const activity = state.activities.get(id)!;
+      const result = activity.result;
+      if (result === undefined) return PENDING;
+      if (result.kind === "completed") return done(JSON.parse(result.outputJson));
+      const next = retryOrFail(step, activity);
+      if (next.type === "FailRun") walk.fail = next;
+      else walk.commands.push(next);
+      return PENDING;
+    }
+    case "sleep": {
+      const timer = state.timers.get(sleepTimer(key));
+      if (timer === undefined) {
+        walk.commands.push({
+          type: "StartTimer",
+          timerId: sleepTimer(key),
+          fireAt: walk.now + step.durationMs,
+        });
+        return PENDING;
+      }
+      return timer.fired ? done(null) : PENDING;
+    }
+    case "wait": {
+      const timer = state.timers.get(waitTimer(key));
+      const firedSeq = timer?.fired === true ? timer.firedSeq : undefined;
+      const signal = state.signals.find(
+        (s) =>
+          s.signal === step.signal &&
+          !walk.consumed.has(s.seq) &&
+          (firedSeq === undefined || s.seq < firedSeq),
+      );
+      if (signal !== undefined) {
+        walk.consumed.add(signal.seq);
+        return done(JSON.parse(signal.payloadJson));
+      }
+      if (timer?.fired === true) {
+        if (step.onTimeout === "continue") return done(null);
+        walk.fail = {
+          type: "FailRun",
+          code: "wait_timed_out",
+          message: `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
+        };
+        return PENDING;
+      }
+      if (step.timeoutMs > 0 && timer === undefined) {
+        walk.commands.push({
+          type: "StartTimer",
+          timerId: waitTimer(key),
+          fireAt: walk.now + step.timeoutMs,
+        });
+      }
+      return PENDING;
+    }
+    case "child": {
+      const child = state.children.get(key);
+      if (child === undefined) {
+        const input = await evaluate(walk, `steps.${key}.child.input`, () =>
+          step.input.evaluate(scope),
+        );
+        if (!input.ok) return PENDING;
+        walk.commands.push({
+          type: "StartChild",
+          stepId: key,
+          workflow: step.workflow,
+          version: step.version,
+          inputJson: JSON.stringify(input.value),
+        });
+        return PENDING;
+      }
+      const end = child.ended;
+      if (end === undefined) return PENDING;
+      if (end.status === "Completed") return done(JSON.parse(end.output_json));
+      walk.fail = {
+        type: "FailRun",
+        code: end.status === "Failed" ? "child_failed" : "child_cancelled",
+        message: `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
+      };
+      return PENDING;
+    }
+    case "parallel": {
+      const out: Record<string, unknown> = {};
+      let all = true;
+      for (const branch of step.branches) {
+        const outcome = await runStep(walk, branch, prefix, scope, true);
+        if (walk.fail !== undefined) return PENDING;
+        if (outcome.done) out[branch.id] = outcome.value;
+        else all = false;
+      }
+      return all ? done(out) : PENDING;
+    }
+    case "collect": {
+      const items = await evaluate(walk, `steps.${key}.collect.items`, () =>
+        step.items.evaluate(scope),
+      );
+      if (!items.ok) return PENDING;
+      if (!Array.isArray(items.value)) {
+        walk.fail = {
+          type: "FailRun",
+          code: "expression_failed",
+          message: `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
+        };
+        return PENDING;
+      }
+      if (items.value.length > step.maxItems) {
+        walk.fail = {
+          type: "FailRun",
+          code: "collect_too_many_items",
+          message: `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
+        };
+        return PENDING;
+      }
+      const values: unknown[] = [];
+      let all = true;
+      for (const [i, item] of items.value.entries()) {
+        const outcome = await runStep(
+          walk,
+          step.body,
+          `${key}[${i}]/`,
+          { input: scope.input, steps: scope.steps, item },
+          true,
+        );
+        if (walk.fail !== undefined) return PENDING;
+        if (outcome.done) values.push(outcome.value);
+        else all = false;
+      }
+      return all ? done(values) : PENDING;
+    }
+  }
+}
+
+function schedule(
+  step: CallStep,
+  key: string,
+  activityId: number,
+  value: unknown,
+  now: number,
+  member: boolean,
+): Command {
   return {
     type: "ScheduleActivity",
-    activityId: state.activities.size + 1,
+    activityId,
     attempt: 1,
-    stepId: step.id,
+    stepId: key,
     action: step.action,
     taskQueue: step.taskQueue,
     inputJson: JSON.stringify(value),
     dispatchAt: now,
     startToCloseMs: step.startToCloseMs,
     heartbeatMs: step.heartbeatMs,
+    ...(member ? { member: true } : {}),
   };
 }
 
@@ -174,7 +340,7 @@ function retryOrFail(step: CallStep, activity: ActivityState): Command {
     return {
       type: "FailRun",
       code: "activity_failed",
-      message: `step ${JSON.stringify(step.id)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
+      message: `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
     };
   }
   const wait = backoffDelay(
@@ -197,6 +363,7 @@ function retryOrFail(step: CallStep, activity: ActivityState): Command {
     dispatchAt: result.at + wait,
     startToCloseMs: step.startToCloseMs,
     heartbeatMs: step.heartbeatMs,
+    ...(activity.scheduled.member === true ? { member: true } : {}),
   };
 }
 
@@ -205,7 +372,8 @@ function failExpression(where: string, error: unknown): Command {
   return { type: "FailRun", code: error.code, message: `${where}: ${error.message}` };
 }
 
-function cancelInFlight(state: RunState, reason: string): Command[] {
+/** Cancel commands for every attempt of the run still without a result. */
+export function cancelInFlight(state: RunState, reason: string): Command[] {
   return inFlight(state).map((s) => ({
     type: "CancelActivity",
     activityId: s.activity_id,

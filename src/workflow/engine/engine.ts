@@ -16,24 +16,29 @@
  * Tick:  inbox events applied --> decide per dirty run --> effects --> (pipeline) one commit --> acks
  */
 
+import { randomUUID } from "node:crypto";
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../rpc/matcher.ts";
 import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
 import { type Command, eventOf } from "./commands.ts";
-import { decide } from "./decide.ts";
-import type { HistoryEvent } from "./history.ts";
+import { cancelInFlight, decide } from "./decide.ts";
+import type { EventOf, HistoryEvent, RunStatus } from "./history.ts";
+import { Outbox, type OutboxEntry, type OutboxOptions } from "./outbox.ts";
 import {
   acceptsResult,
   apply,
+  applyInPlace,
   EMPTY_RUN,
   inFlight,
+  isLive,
+  liveChildren,
   pendingTimers,
   type RunState,
   replay,
 } from "./state.ts";
-import type { EngineStore, RunAppend, RunIdentity } from "./store.ts";
+import type { EngineStore, OutboxWrite, RunAppend, RunIdentity } from "./store.ts";
 import { TimerQueue } from "./timers.ts";
 
 function stoppedError(): SkeinError {
@@ -68,6 +73,33 @@ export interface EngineOptions {
   readonly onRunError?: (runId: string, error: unknown) => void;
   /** Called once a run's end (Completed, Failed, Cancelled) is durable. */
   readonly onRunEnded?: (runId: string, state: RunState) => void;
+  /**
+   * The outbox for `parallel` and `collect` members (`outbox.enabled`,
+   * `namespaces.max_in_flight_activities`); default disabled: members go out like calls.
+   */
+  readonly outbox?: OutboxOptions;
+  /**
+   * Resolves a `child` step's workflow in the parent's namespace: the pinned `version`, or the
+   * latest registered when undefined. A refusal (a SkeinError) fails the parent run with its code.
+   */
+  readonly childDefinition?: (
+    namespace: string,
+    workflow: string,
+    version: string | undefined,
+  ) => Promise<WorkflowDefinition>;
+}
+
+/**
+ * What a control (cancel, pause, resume, signal) did. `applied` is false when it changed
+ * nothing: the run is not held here (`status` undefined: ended, or unknown to this engine, so
+ * the API layer reads its stored status for the no-op answer), or it is already in the asked-for
+ * state (`status` says which). `status` is read once the control is durable, so a resumed or
+ * signalled run may already show a later status.
+ */
+export interface ControlResult {
+  readonly runId: string;
+  readonly applied: boolean;
+  readonly status: RunStatus | undefined;
 }
 
 export interface StartRun {
@@ -76,6 +108,8 @@ export interface StartRun {
   readonly namespace: string;
   readonly definition: WorkflowDefinition;
   readonly inputJson: string;
+  /** A run deadline given at start (ms from the start); overrides the definition's. */
+  readonly deadlineMs?: number;
 }
 
 interface InboxItem {
@@ -88,12 +122,17 @@ interface PendingCommit {
   readonly batch: Map<string, RunAppend>;
   readonly waiters: InboxItem[];
   readonly ended: Run[];
+  /** Outbox row writes by run, merged into the batch when it is committed. */
+  readonly outbox: Map<string, { run: Run; writes: OutboxWrite[] }>;
 }
 
 interface Advanced {
   readonly events: HistoryEvent[];
   readonly commands: readonly Command[];
   readonly waiters: InboxItem[];
+  /** Child runs started by this run's decisions (recorded in the same commit). */
+  readonly spawned: Run[];
+  readonly resumed: boolean;
 }
 
 interface Run {
@@ -101,7 +140,16 @@ interface Run {
   readonly definition: WorkflowDefinition;
   state: RunState;
   inbox: InboxItem[];
+  /** Attempts due while the run was paused; dispatched when it resumes. */
+  held: AttemptRef[];
 }
+
+const newPending = (): PendingCommit => ({
+  batch: new Map(),
+  waiters: [],
+  ended: [],
+  outbox: new Map(),
+});
 
 type TimerPayload =
   | { readonly kind: "dispatch"; readonly runId: string; readonly ref: AttemptRef }
@@ -136,6 +184,8 @@ export class Engine {
   #stopped = false;
   /** Resolvers waiting for the engine to be idle (tests, shutdown). */
   #idle: (() => void)[] = [];
+  /** The member dispatcher; undefined when the outbox is disabled. */
+  readonly #outbox: Outbox<Run> | undefined;
 
   /** Pass to the matcher: results and heartbeats flow into the engine. */
   readonly matcherEvents: MatcherEvents = {
@@ -174,8 +224,13 @@ export class Engine {
       }
     },
     attached: (refs) => {
-      for (const ref of refs) this.#timers.delete(`lost:${attemptKey(ref)}`);
+      for (const ref of refs) {
+        this.#timers.delete(`lost:${attemptKey(ref)}`);
+        // A worker already holds it: its outbox row (if a restart left one) is done.
+        this.#outbox?.drop(attemptKey(ref));
+      }
     },
+    assigned: (ref) => this.#outbox?.placed(attemptKey(ref)),
   };
 
   constructor(options: EngineOptions) {
@@ -184,6 +239,25 @@ export class Engine {
     this.#now = options.now ?? Date.now;
     this.#reattachGraceMs = options.reattachGraceMs ?? 10_000;
     this.#timers = new TimerQueue((_, payload) => this.#onTimer(payload), this.#now);
+    this.#outbox =
+      options.outbox?.enabled === true
+        ? new Outbox<Run>(options.outbox, {
+            ready: (e) => e.owner.state.status !== "Paused",
+            handOff: (e) => this.#handOff(e),
+            record: (e, state) =>
+              this.#recordOutbox(e.owner, { activityId: e.activityId, attempt: e.attempt, state }),
+          })
+        : undefined;
+  }
+
+  /** Outbox rows claimed now in a namespace (0 when the outbox is disabled). */
+  claimed(namespace: string): number {
+    return this.#outbox?.claimed(namespace) ?? 0;
+  }
+
+  /** The highest claimed-row count seen in any namespace since start. */
+  get maxClaimed(): number {
+    return this.#outbox?.maxClaimed ?? 0;
   }
 
   /** Connects the matcher (created with `matcherEvents`). */
@@ -218,6 +292,14 @@ export class Engine {
 
   async #recover(): Promise<number> {
     const stored = await this.#opts.store.loadRunning();
+    const open = new Map(
+      this.#outbox === undefined
+        ? []
+        : (await this.#opts.store.loadOutbox()).map((r) => [
+            attemptKey({ run_id: r.runId, activity_id: r.activityId, attempt: r.attempt }),
+            r,
+          ]),
+    );
     const now = this.#now();
     for (const s of stored) {
       let run: Run;
@@ -232,6 +314,7 @@ export class Engine {
           definition: await this.#opts.definitions(s.namespace, s.definitionVersion),
           state: replay(s.history),
           inbox: [],
+          held: [],
         };
       } catch (error) {
         this.#log.error({ err: error, run: s.runId }, "run not recovered");
@@ -245,6 +328,20 @@ export class Engine {
           activity_id: scheduled.activity_id,
           attempt: scheduled.attempt,
         };
+        const row = open.get(attemptKey(ref));
+        if (scheduled.member === true && this.#outbox !== undefined && row === undefined) {
+          // Its row is done: a worker held it before the restart and may re-attach it.
+          this.#offer(run, ref);
+          continue;
+        }
+        // A claim held by the process that died is void: the row waits for a new claim.
+        if (row?.state === "claimed") {
+          this.#recordOutbox(run, {
+            activityId: ref.activity_id,
+            attempt: ref.attempt,
+            state: "pending",
+          });
+        }
         if (scheduled.dispatch_at <= now) this.#dispatch(run, ref);
         else
           this.#timers.set(`dispatch:${attemptKey(ref)}`, scheduled.dispatch_at, {
@@ -263,6 +360,14 @@ export class Engine {
       // A crash between a result's commit and its decision cannot happen (they share a tick),
       // but deciding again is harmless: decide is idempotent on a waiting run.
       this.#markDirty(run);
+    }
+    // A child whose parent ended (its cascade was cut short by the restart) is cancelled now.
+    const live = new Set(stored.map((s) => s.runId));
+    for (const run of this.#runs.values()) {
+      const parent = run.state.started?.parent_run_id;
+      if (parent !== undefined && !live.has(parent)) {
+        this.#enqueueInternal(run, { type: "RunCancelled", at: now, reason: "requested" });
+      }
     }
     this.#log.info({ runs: stored.length }, "engine recovered running runs");
     return stored.length;
@@ -286,6 +391,7 @@ export class Engine {
       definition: request.definition,
       state: EMPTY_RUN,
       inbox: [],
+      held: [],
     };
     this.#runs.set(request.runId, run);
     return this.#enqueue(run, {
@@ -294,14 +400,65 @@ export class Engine {
       workflow_id: request.workflowId,
       definition_version: request.definition.version,
       input_json: request.inputJson,
+      ...(request.deadlineMs === undefined ? {} : { deadline_ms: request.deadlineMs }),
     });
   }
 
-  /** Cancels a running run (reason `requested`); resolves once recorded. */
-  cancel(runId: string): Promise<void> {
+  /**
+   * Cancels a Running or Paused run (reason `requested`): it records RunCancelled, its
+   * in-flight attempts get cancel frames, and every live descendant is cancelled in turn, each
+   * in its own history. Resolves once the run's cancellation is durable.
+   */
+  cancel(runId: string): Promise<ControlResult> {
+    return this.#control(runId, { type: "RunCancelled", at: this.#now(), reason: "requested" });
+  }
+
+  /** Pauses a Running run: it dispatches nothing new; work in flight finishes and is recorded. */
+  pause(runId: string): Promise<ControlResult> {
+    return this.#control(runId, { type: "RunPaused", at: this.#now() });
+  }
+
+  /** Resumes a Paused run: what it held back is dispatched and it decides again. */
+  resume(runId: string): Promise<ControlResult> {
+    return this.#control(runId, { type: "RunResumed", at: this.#now() });
+  }
+
+  /**
+   * Records a signal in a Running or Paused run's history. A `wait` step for its name takes
+   * it, now or later (a signal that arrives before the wait waits for it).
+   */
+  signal(runId: string, signal: string, payloadJson: string): Promise<ControlResult> {
+    return this.#control(runId, {
+      type: "SignalReceived",
+      at: this.#now(),
+      signal,
+      payload_json: payloadJson,
+    });
+  }
+
+  async #control(runId: string, event: HistoryEvent): Promise<ControlResult> {
     const run = this.#runs.get(runId);
-    if (run === undefined) return Promise.resolve();
-    return this.#enqueue(run, { type: "RunCancelled", at: this.#now(), reason: "requested" });
+    if (run === undefined) return { runId, applied: false, status: undefined };
+    if (!this.#applicable(run.state, event)) {
+      return { runId, applied: false, status: run.state.status };
+    }
+    const before = run.state.length;
+    await this.#enqueue(run, event);
+    // The event may have been overtaken in the inbox (the run ended first).
+    const applied = run.state.length > before && this.#recorded(run, event);
+    return { runId, applied, status: run.state.status };
+  }
+
+  /** Whether `event` is in the run's state (checked by what it changes). */
+  #recorded(run: Run, event: HistoryEvent): boolean {
+    switch (event.type) {
+      case "RunCancelled":
+        return run.state.ended === event;
+      case "SignalReceived":
+        return run.state.signals.some((s) => s.payloadJson === event.payload_json);
+      default:
+        return true;
+    }
   }
 
   /** Resolves when no tick is running or pending. */
@@ -378,10 +535,11 @@ export class Engine {
     const now = this.#now();
     const runs = [...this.#dirty];
     this.#dirty.clear();
-    const pending: PendingCommit = this.#pending ?? { batch: new Map(), waiters: [], ended: [] };
+    const pending: PendingCommit = this.#pending ?? newPending();
     this.#pending = pending;
     const effects: { run: Run; command: Command }[] = [];
     for (const run of runs) {
+      const wasLive = isLive(run.state) || run.state.started === undefined;
       let advanced: Advanced;
       try {
         advanced = await this.#advance(run, now);
@@ -399,7 +557,24 @@ export class Engine {
       }
       pending.waiters.push(...advanced.waiters);
       for (const command of advanced.commands) effects.push({ run, command });
-      if (run.state.status !== "Running") pending.ended.push(run);
+      for (const child of advanced.spawned) {
+        // The child's start joins the commit that records ChildStarted in the parent.
+        this.#runs.set(child.id.runId, child);
+        pending.batch.set(child.id.runId, {
+          ...child.id,
+          events: [child.state.started!],
+          status: child.state.status,
+        });
+        this.#markDirty(child);
+      }
+      if (advanced.resumed) {
+        for (const ref of run.held.splice(0)) this.#dispatch(run, ref);
+        this.#outbox?.resume(run.id.runId);
+      }
+      if (!isLive(run.state)) {
+        pending.ended.push(run);
+        if (wasLive) this.#ended(run, pending);
+      }
     }
     // Effects go out before their events are durable. This is safe because nothing is
     // acknowledged before its commit and commits land in order: a crash only repeats work
@@ -420,9 +595,62 @@ export class Engine {
     this.#opts.onFatal?.(error);
   }
 
+  /**
+   * A run ended in this tick: its live children are cancelled (each records its own
+   * RunCancelled in a later tick, and cascades further from there), and its parent, if it is
+   * waiting for it, records ChildEnded in this same commit.
+   */
+  #ended(run: Run, pending: PendingCommit): void {
+    run.held = [];
+    const end = run.state.ended!;
+    const reason = end.type === "RunCancelled" ? end.reason : "requested";
+    for (const childId of liveChildren(run.state)) {
+      const child = this.#runs.get(childId);
+      if (child !== undefined) {
+        this.#enqueueInternal(child, { type: "RunCancelled", at: this.#now(), reason });
+      }
+    }
+    const parentId = run.state.started?.parent_run_id;
+    const parent = parentId === undefined ? undefined : this.#runs.get(parentId);
+    if (parent === undefined || !isLive(parent.state)) return;
+    if (!liveChildren(parent.state).includes(run.id.runId)) return;
+    const event: EventOf<"ChildEnded"> = {
+      type: "ChildEnded",
+      at: this.#now(),
+      child_run_id: run.id.runId,
+      status: run.state.status as "Completed" | "Failed" | "Cancelled",
+      output_json: end.type === "RunCompleted" ? end.output_json : "null",
+      message:
+        end.type === "RunFailed"
+          ? `${end.code}: ${end.message}`
+          : end.type === "RunCancelled"
+            ? end.reason
+            : "",
+    };
+    parent.state = applyInPlace(parent.state, event);
+    const prior = pending.batch.get(parent.id.runId);
+    pending.batch.set(parent.id.runId, {
+      ...parent.id,
+      events: prior === undefined ? [event] : [...prior.events, event],
+      status: parent.state.status,
+    });
+    this.#markDirty(parent);
+  }
+
+  /** Queues an outbox row write for the next commit (outside a tick it starts one). */
+  #recordOutbox(run: Run, write: OutboxWrite): void {
+    if (this.#stopped) return;
+    this.#pending ??= newPending();
+    const entry = this.#pending.outbox.get(run.id.runId);
+    if (entry === undefined) this.#pending.outbox.set(run.id.runId, { run, writes: [write] });
+    else entry.writes.push(write);
+    if (!this.#ticking) this.#pump().catch((error: unknown) => this.#fatal(error));
+  }
+
   /** Commits the pending batch when no commit is in flight; then acknowledges it. */
   async #pump(): Promise<void> {
-    if (this.#committing || this.#stopped) return;
+    // A tick still filling the pending batch commits it when it ends.
+    if (this.#committing || this.#stopped || this.#ticking) return;
     const pending = this.#pending;
     if (pending === undefined) {
       this.#settleIdle();
@@ -434,6 +662,13 @@ export class Engine {
       // One turn of the event loop first, so the frames the tick queued reach the sockets
       // before a store that commits synchronously (node:sqlite) holds the loop.
       await new Promise((resolve) => setImmediate(resolve));
+      for (const [runId, { run, writes }] of pending.outbox) {
+        const prior = pending.batch.get(runId);
+        pending.batch.set(runId, {
+          ...(prior ?? { ...run.id, events: [], status: run.state.status }),
+          outbox: writes,
+        });
+      }
       if (pending.batch.size > 0) await this.#opts.store.commit([...pending.batch.values()]);
     } catch (error) {
       this.#committing = false;
@@ -474,6 +709,8 @@ export class Engine {
   async #advance(run: Run, now: number): Promise<Advanced> {
     const events: HistoryEvent[] = [];
     const waiters: InboxItem[] = [];
+    const spawned: Run[] = [];
+    let resumed = false;
     const inbox = run.inbox;
     run.inbox = [];
     for (const item of inbox) {
@@ -481,23 +718,110 @@ export class Engine {
         item.done?.();
         continue;
       }
-      run.state = apply(run.state, item.event);
+      run.state = applyInPlace(run.state, item.event);
+      if (item.event.type === "RunResumed") resumed = true;
       events.push(item.event);
       waiters.push(item);
     }
     try {
-      const { commands } = await decide(run.definition, run.state, now);
-      for (const command of commands) {
-        const event = eventOf(command, now);
-        if (event === undefined) continue;
-        run.state = apply(run.state, event);
-        events.push(event);
+      let { commands } = await decide(run.definition, run.state, now);
+      const children = await this.#resolveChildren(run, commands);
+      if (children instanceof SkeinError) {
+        commands = [
+          { type: "FailRun", code: children.code, message: children.message },
+          ...cancelInFlight(run.state, "the run failed"),
+        ];
       }
-      return { events, commands, waiters };
+      for (const command of commands) {
+        let event = eventOf(command, now);
+        if (command.type === "StartChild" && !(children instanceof SkeinError)) {
+          const child = this.#childRun(run, command, children.get(command.stepId)!, now);
+          spawned.push(child);
+          event = {
+            type: "ChildStarted",
+            at: now,
+            step_id: command.stepId,
+            child_run_id: child.id.runId,
+            workflow: command.workflow,
+            definition_version: child.definition.version,
+            input_json: command.inputJson,
+          };
+        }
+        if (event === undefined) continue;
+        run.state = applyInPlace(run.state, event);
+        events.push(event);
+        if (event.type === "ActivityScheduled" && event.member === true && this.#outbox) {
+          // The member's outbox row is written in the commit that schedules it.
+          this.#recordOutbox(run, {
+            activityId: event.activity_id,
+            attempt: event.attempt,
+            state: "pending",
+          });
+        }
+      }
+      return { events, commands, waiters, spawned, resumed };
     } catch (error) {
       for (const item of waiters) item.fail?.(error);
       throw error;
     }
+  }
+
+  /** The definitions of the children `commands` start, by step; a refusal fails the run. */
+  async #resolveChildren(
+    run: Run,
+    commands: readonly Command[],
+  ): Promise<Map<string, WorkflowDefinition> | SkeinError> {
+    const out = new Map<string, WorkflowDefinition>();
+    for (const command of commands) {
+      if (command.type !== "StartChild") continue;
+      const resolve = this.#opts.childDefinition;
+      if (resolve === undefined) {
+        return new SkeinError(
+          "child_workflows_unavailable",
+          `step ${JSON.stringify(command.stepId)}: this engine resolves no child workflows`,
+        );
+      }
+      try {
+        out.set(command.stepId, await resolve(run.id.namespace, command.workflow, command.version));
+      } catch (error) {
+        if (!(error instanceof SkeinError)) throw error;
+        return new SkeinError(
+          error.code,
+          `step ${JSON.stringify(command.stepId)}: ${error.message}`,
+        );
+      }
+    }
+    return out;
+  }
+
+  /** A new child run, its RunStarted applied (recorded with the parent's ChildStarted). */
+  #childRun(
+    parent: Run,
+    command: Extract<Command, { type: "StartChild" }>,
+    definition: WorkflowDefinition,
+    now: number,
+  ): Run {
+    const runId = randomUUID();
+    const started: HistoryEvent = {
+      type: "RunStarted",
+      at: now,
+      workflow_id: runId,
+      definition_version: definition.version,
+      input_json: command.inputJson,
+      parent_run_id: parent.id.runId,
+    };
+    return {
+      id: {
+        runId,
+        workflowId: runId,
+        namespace: parent.id.namespace,
+        definitionVersion: definition.version,
+      },
+      definition,
+      state: apply(EMPTY_RUN, started),
+      inbox: [],
+      held: [],
+    };
   }
 
   /**
@@ -521,9 +845,14 @@ export class Engine {
       case "ActivityTimedOut":
         return acceptsResult(state, event.activity_id, event.attempt);
       case "TimerFired":
-        return state.status === "Running" && state.timers.get(event.timer_id)?.fired === false;
+        return isLive(state) && state.timers.get(event.timer_id)?.fired === false;
       case "RunCancelled":
+      case "SignalReceived":
+        return isLive(state);
+      case "RunPaused":
         return state.status === "Running";
+      case "RunResumed":
+        return state.status === "Paused";
       default:
         return true;
     }
@@ -559,33 +888,78 @@ export class Engine {
       case "CompleteRun":
       case "FailRun":
       case "CancelRun":
+      case "StartChild":
         return;
     }
   }
 
-  /** Offers the current attempt of an activity and arms its timeouts. */
+  /**
+   * Sends an attempt on its way: a member of a parallel or collect goes to the outbox (when
+   * enabled), anything else is offered at once. A paused run holds it until it resumes.
+   */
   #dispatch(run: Run, ref: AttemptRef): void {
     const activity = run.state.activities.get(ref.activity_id);
     if (
       activity === undefined ||
       activity.result !== undefined ||
-      activity.scheduled.attempt !== ref.attempt
+      activity.scheduled.attempt !== ref.attempt ||
+      !isLive(run.state)
     )
       return;
+    if (activity.scheduled.member === true && this.#outbox !== undefined) {
+      this.#outbox.add({
+        key: attemptKey(ref),
+        namespace: run.id.namespace,
+        runId: ref.run_id,
+        activityId: ref.activity_id,
+        attempt: ref.attempt,
+        owner: run,
+      });
+      return;
+    }
+    if (run.state.status === "Paused") {
+      run.held.push(ref);
+      return;
+    }
+    this.#offer(run, ref);
+  }
+
+  /** The outbox hands a claimed row off: placed with a worker, queued for a slot, or gone. */
+  #handOff(entry: OutboxEntry<Run>): "placed" | "queued" | "dropped" {
+    const outcome = this.#offer(entry.owner, {
+      run_id: entry.runId,
+      activity_id: entry.activityId,
+      attempt: entry.attempt,
+    });
+    return outcome === "dispatched" ? "placed" : outcome;
+  }
+
+  /** Offers the current attempt of an activity and arms its timeouts. */
+  #offer(run: Run, ref: AttemptRef): "dispatched" | "queued" | "dropped" {
+    const activity = run.state.activities.get(ref.activity_id);
+    if (
+      activity === undefined ||
+      activity.result !== undefined ||
+      activity.scheduled.attempt !== ref.attempt ||
+      !isLive(run.state)
+    )
+      return "dropped";
     const s = activity.scheduled;
+    let outcome: "dispatched" | "queued" = "queued";
     const key = attemptKey(ref);
     const now = this.#now();
     try {
-      this.#dispatcher?.offer({
-        ref,
-        namespace: run.id.namespace,
-        taskQueue: s.task_queue,
-        workflowId: run.id.workflowId,
-        action: s.action,
-        inputJson: s.input_json,
-        startToCloseMs: s.start_to_close_ms,
-        heartbeatMs: s.heartbeat_ms,
-      });
+      outcome =
+        this.#dispatcher?.offer({
+          ref,
+          namespace: run.id.namespace,
+          taskQueue: s.task_queue,
+          workflowId: run.id.workflowId,
+          action: s.action,
+          inputJson: s.input_json,
+          startToCloseMs: s.start_to_close_ms,
+          heartbeatMs: s.heartbeat_ms,
+        }) ?? "queued";
     } catch (error) {
       if (!(error instanceof SkeinError)) throw error;
       if (error.code !== "attempt_already_dispatched") {
@@ -599,8 +973,10 @@ export class Engine {
           message: error.message,
           non_retryable: false,
         });
-        return;
+        return "dropped";
       }
+      // Already with the matcher (a worker re-attached it): nothing more to hand off.
+      outcome = "dispatched";
     }
     if (s.start_to_close_ms > 0) {
       this.#timers.set(`stc:${key}`, now + s.start_to_close_ms, {
@@ -618,10 +994,12 @@ export class Engine {
         ms: s.heartbeat_ms,
       });
     }
+    return outcome;
   }
 
-  /** Drops an attempt's heartbeat record and timeout timers. */
+  /** Drops an attempt's heartbeat record, timeout timers and outbox row. */
   #forgetAttempt(key: string): void {
+    this.#outbox?.drop(key);
     this.#beats.delete(key);
     this.#timers.delete(`stc:${key}`);
     this.#timers.delete(`hb:${key}`);

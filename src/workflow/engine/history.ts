@@ -10,8 +10,11 @@
 import {
   boolean,
   type Decoded,
+  type Decoder,
   finiteNumber,
+  map,
   oneOf,
+  optional,
   string,
   tagged,
   u32,
@@ -21,8 +24,17 @@ const at = finiteNumber({ min: 0 });
 const json = string({ expected: "JSON text" });
 const ms = finiteNumber({ min: 0 });
 
-export const historyEvent = tagged("type", {
-  RunStarted: { at, workflow_id: string(), definition_version: string(), input_json: json },
+const taggedEvent = tagged("type", {
+  RunStarted: {
+    at,
+    workflow_id: string(),
+    definition_version: string(),
+    input_json: json,
+    /** Set on a child run: the run whose `child` step started it (cancellation cascades). */
+    parent_run_id: optional(string()),
+    /** A deadline given at start; it overrides the definition's `deadline_ms`. */
+    deadline_ms: optional(ms),
+  },
   ActivityScheduled: {
     at,
     activity_id: u32({ min: 1 }),
@@ -35,6 +47,8 @@ export const historyEvent = tagged("type", {
     dispatch_at: at,
     start_to_close_ms: ms,
     heartbeat_ms: ms,
+    /** A member of a `parallel` or `collect`: dispatched through the outbox. */
+    member: optional(boolean()),
   },
   ActivityCompleted: {
     at,
@@ -59,13 +73,49 @@ export const historyEvent = tagged("type", {
   },
   TimerStarted: { at, timer_id: string(), fire_at: at },
   TimerFired: { at, timer_id: string() },
+  ChildStarted: {
+    at,
+    /** The step instance (`collect[2].body` inside a collect) that awaits the child. */
+    step_id: string(),
+    child_run_id: string(),
+    workflow: string(),
+    definition_version: string(),
+    input_json: json,
+  },
+  ChildEnded: {
+    at,
+    child_run_id: string(),
+    status: oneOf(["Completed", "Failed", "Cancelled"]),
+    /** The child's output (Completed), or null. */
+    output_json: json,
+    /** Why it failed or was cancelled (empty when Completed). */
+    message: string(),
+  },
+  SignalReceived: { at, signal: string(), payload_json: json },
+  RunPaused: { at },
+  RunResumed: { at },
   RunCompleted: { at, output_json: json },
   RunFailed: { at, code: string(), message: string() },
   RunCancelled: { at, reason: oneOf(["requested", "deadline"]) },
 });
 
-export type HistoryEvent = Decoded<typeof historyEvent>;
+// Fields the decoder may leave undefined are optional keys, so events written before a field
+// existed (and events that do not need it) are built without it.
+type Loose<E> = E extends unknown
+  ? { [K in keyof E as undefined extends E[K] ? K : never]?: E[K] } & {
+      [K in keyof E as undefined extends E[K] ? never : K]: E[K];
+    }
+  : never;
+export type HistoryEvent = Loose<Decoded<typeof taggedEvent>>;
+
+/** Decodes a stored event; optional fields it lacks stay absent (not `undefined` keys). */
+export const historyEvent: Decoder<HistoryEvent> = map(taggedEvent, (event) => {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) if (value !== undefined) out[key] = value;
+  return out as HistoryEvent;
+});
 export type EventType = HistoryEvent["type"];
 export type EventOf<T extends EventType> = Extract<HistoryEvent, { type: T }>;
 
-export type RunStatus = "Running" | "Completed" | "Failed" | "Cancelled";
+/** `Paused` has not ended: a store loads it with the Running runs after a restart. */
+export type RunStatus = "Running" | "Paused" | "Completed" | "Failed" | "Cancelled";

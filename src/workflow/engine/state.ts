@@ -7,7 +7,8 @@
  *
  * Run status:  Running --RunCompleted--> Completed
  *              Running --RunFailed-----> Failed
- *              Running --RunCancelled--> Cancelled   (requested, or the deadline timer)
+ *              Running --RunPaused-----> Paused --RunResumed--> Running
+ *              Running|Paused --RunCancelled--> Cancelled   (requested, or the deadline timer)
  */
 
 import { SkeinError } from "../../common/errors.ts";
@@ -40,6 +41,21 @@ export interface ActivityState {
 export interface Timer {
   readonly fireAt: number;
   readonly fired: boolean;
+  /** Position in history of its TimerFired (orders a wait's timeout against signals). */
+  readonly firedSeq?: number;
+}
+
+export interface ChildState {
+  readonly childRunId: string;
+  readonly stepId: string;
+  readonly ended: EventOf<"ChildEnded"> | undefined;
+}
+
+export interface Signal {
+  readonly signal: string;
+  readonly payloadJson: string;
+  /** Position in history. */
+  readonly seq: number;
 }
 
 export interface RunState {
@@ -48,6 +64,10 @@ export interface RunState {
   readonly activities: ReadonlyMap<number, ActivityState>;
   readonly activityOfStep: ReadonlyMap<string, number>;
   readonly timers: ReadonlyMap<string, Timer>;
+  /** Child runs by the step instance that awaits them. */
+  readonly children: ReadonlyMap<string, ChildState>;
+  /** Signals received, in order (a wait consumes the first unconsumed one of its name). */
+  readonly signals: readonly Signal[];
   readonly ended: EventOf<"RunCompleted" | "RunFailed" | "RunCancelled"> | undefined;
   /** Events applied so far. */
   readonly length: number;
@@ -59,6 +79,8 @@ export const EMPTY_RUN: RunState = {
   activities: new Map(),
   activityOfStep: new Map(),
   timers: new Map(),
+  children: new Map(),
+  signals: [],
   ended: undefined,
   length: 0,
 };
@@ -71,6 +93,29 @@ function corrupt(state: RunState, event: HistoryEvent, why: string): never {
 
 /** The state after `event`. Never mutates `state`. */
 export function apply(state: RunState, event: HistoryEvent): RunState {
+  return fold(state, event, false);
+}
+
+/**
+ * The state after `event`, reusing `state`'s maps: `state` must not be read afterwards. The
+ * engine keeps one state per run and replaces it at every event, so copying a map of 10,000
+ * activities for each of 10,000 results (quadratic in a large collect) buys nothing there.
+ */
+export function applyInPlace(state: RunState, event: HistoryEvent): RunState {
+  return fold(state, event, true);
+}
+
+/** A map to write: `map` itself when folding in place (never EMPTY_RUN's), else a copy. */
+function own<K, V>(map: ReadonlyMap<K, V>, inPlace: boolean): Map<K, V> {
+  const shared =
+    map === EMPTY_RUN.activities ||
+    map === EMPTY_RUN.activityOfStep ||
+    map === EMPTY_RUN.timers ||
+    map === EMPTY_RUN.children;
+  return inPlace && !shared ? (map as Map<K, V>) : new Map(map);
+}
+
+function fold(state: RunState, event: HistoryEvent, inPlace: boolean): RunState {
   const length = state.length + 1;
   if (event.type === "RunStarted") {
     if (state.length !== 0) corrupt(state, event, "RunStarted must be the first event");
@@ -98,14 +143,14 @@ export function apply(state: RunState, event: HistoryEvent): RunState {
         if (event.attempt !== prior.scheduled.attempt + 1)
           corrupt(state, event, "attempts count up by one");
       }
-      const activities = new Map(state.activities);
+      const activities = own(state.activities, inPlace);
       activities.set(event.activity_id, {
         activityId: event.activity_id,
         stepId: event.step_id,
         scheduled: event,
         result: undefined,
       });
-      const activityOfStep = new Map(state.activityOfStep);
+      const activityOfStep = own(state.activityOfStep, inPlace);
       activityOfStep.set(event.step_id, event.activity_id);
       return { ...state, activities, activityOfStep, length };
     }
@@ -129,23 +174,56 @@ export function apply(state: RunState, event: HistoryEvent): RunState {
                 nonRetryable: event.non_retryable,
               }
             : { kind: "timed_out", at: event.at, timeout: event.timeout };
-      const activities = new Map(state.activities);
+      const activities = own(state.activities, inPlace);
       activities.set(event.activity_id, { ...activity, result });
       return { ...state, activities, length };
     }
     case "TimerStarted": {
       if (state.timers.has(event.timer_id)) corrupt(state, event, "the timer already exists");
-      const timers = new Map(state.timers);
+      const timers = own(state.timers, inPlace);
       timers.set(event.timer_id, { fireAt: event.fire_at, fired: false });
       return { ...state, timers, length };
     }
     case "TimerFired": {
       const timer = state.timers.get(event.timer_id);
       if (timer === undefined || timer.fired) corrupt(state, event, "no such pending timer");
-      const timers = new Map(state.timers);
-      timers.set(event.timer_id, { ...timer, fired: true });
+      const timers = own(state.timers, inPlace);
+      timers.set(event.timer_id, { ...timer, fired: true, firedSeq: state.length });
       return { ...state, timers, length };
     }
+    case "ChildStarted": {
+      if (state.children.has(event.step_id)) corrupt(state, event, "the step already has a child");
+      const children = own(state.children, inPlace);
+      children.set(event.step_id, {
+        childRunId: event.child_run_id,
+        stepId: event.step_id,
+        ended: undefined,
+      });
+      return { ...state, children, length };
+    }
+    case "ChildEnded": {
+      const child = [...state.children.values()].find((c) => c.childRunId === event.child_run_id);
+      if (child === undefined || child.ended !== undefined)
+        corrupt(state, event, "no such live child");
+      const children = own(state.children, inPlace);
+      children.set(child.stepId, { ...child, ended: event });
+      return { ...state, children, length };
+    }
+    case "SignalReceived":
+      return {
+        ...state,
+        signals: [
+          ...state.signals,
+          { signal: event.signal, payloadJson: event.payload_json, seq: state.length },
+        ],
+        length,
+      };
+    case "RunPaused":
+      if (state.status !== "Running") corrupt(state, event, "only a Running run pauses");
+      return { ...state, status: "Paused", length };
+    case "RunResumed":
+      if (state.status !== "Paused") corrupt(state, event, "only a Paused run resumes");
+      return { ...state, status: "Running", length };
     case "RunCompleted":
       return { ...state, status: "Completed", ended: event, length };
     case "RunFailed":
@@ -158,7 +236,8 @@ export function apply(state: RunState, event: HistoryEvent): RunState {
 /** The state after a whole history. */
 export function replay(history: readonly HistoryEvent[]): RunState {
   let state = EMPTY_RUN;
-  for (const event of history) state = apply(state, event);
+  // Intermediate states are never seen, so the fold may reuse their maps.
+  for (const event of history) state = applyInPlace(state, event);
   return state;
 }
 
@@ -183,7 +262,20 @@ export function pendingTimers(state: RunState): { timerId: string; fireAt: numbe
  * most once in history.
  */
 export function acceptsResult(state: RunState, activityId: number, attempt: number): boolean {
-  if (state.status !== "Running") return false;
+  // A Paused run still records the work in flight when it paused.
+  if (!isLive(state)) return false;
   const a = state.activities.get(activityId);
   return a !== undefined && a.scheduled.attempt === attempt && a.result === undefined;
+}
+
+/** Whether the run has not ended (Running or Paused). */
+export function isLive(state: RunState): boolean {
+  return state.status === "Running" || state.status === "Paused";
+}
+
+/** Child runs started and not ended: what a cancellation cascades to. */
+export function liveChildren(state: RunState): string[] {
+  const out: string[] = [];
+  for (const c of state.children.values()) if (c.ended === undefined) out.push(c.childRunId);
+  return out;
 }

@@ -1,5 +1,6 @@
 /**
- * Workflow endpoints: `POST /workflows/definitions|start|describe|list|history`, each with
+ * Workflow endpoints: `POST /workflows/definitions|start|describe|list|history` and the
+ * controls `POST /workflows/signal|pause|resume|cancel`, each with
  * `namespace` in the body (omitted: `namespaces.default`). Handlers are thin: decode the
  * body once, check the bearer's namespace grant (403 otherwise), make one registry or run
  * service call, encode. Registering and starting are work in the namespace, so they go
@@ -27,7 +28,7 @@ import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";
-import type { RunService } from "../runs/service.ts";
+import type { ControlDone, RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
 
@@ -64,6 +65,14 @@ const runBody = object({
   run_id: optional(uuid()),
 });
 
+const signalBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: uuid(),
+  run_id: optional(uuid()),
+  signal: string({ minBytes: 1, maxBytes: 255, expected: "signal name" }),
+  payload: withDefault(anyJson, null),
+});
+
 const cursor: Decoder<RunPosition> = {
   expected: "cursor",
   run(value, path) {
@@ -83,7 +92,7 @@ const cursor: Decoder<RunPosition> = {
 
 const listBody = object({
   namespace: optional(namespaceName()),
-  status: optional(oneOf(["Running", "Completed", "Failed", "Cancelled"])),
+  status: optional(oneOf(["Running", "Paused", "Completed", "Failed", "Cancelled"])),
   limit: withDefault(integer("u32", { min: 1, max: LIST_LIMIT_MAX }), LIST_LIMIT_DEFAULT),
   cursor: optional(cursor),
 });
@@ -210,4 +219,35 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id);
     return { workflow_id: run.workflowId, run_id: run.runId, events: events.map(eventJson) };
   });
+
+  // Controls answer 200 with what they did: `applied` is false for a run that has ended (or
+  // is already in the asked-for state), so cancelling a terminal run is a clear no-op.
+  for (const kind of ["cancel", "pause", "resume"] as const) {
+    app.post(`/workflows/${kind}`, async (request) => {
+      const body = runBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, { kind });
+      return controlJson(done);
+    });
+  }
+
+  app.post("/workflows/signal", async (request) => {
+    const body = signalBody.run(request.body, undefined);
+    const namespace = grantedNamespace(roles, request, body.namespace);
+    const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, {
+      kind: "signal",
+      signal: body.signal,
+      payloadJson: JSON.stringify(body.payload, exactNumbers),
+    });
+    return controlJson(done);
+  });
+}
+
+function controlJson(done: ControlDone) {
+  return {
+    workflow_id: done.workflowId,
+    run_id: done.runId,
+    applied: done.applied,
+    status: done.status,
+  };
 }

@@ -82,6 +82,8 @@ export interface MatcherEvents {
   detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
   /** A reconnecting worker declared it still holds these attempts. */
   attached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
+  /** An attempt that waited in a backlog was handed to a worker (the outbox frees its claim). */
+  assigned?(ref: AttemptRef): void;
 }
 
 export interface MatcherOptions {
@@ -543,6 +545,7 @@ export class Matcher {
         const task = backlog.shift()!;
         queue.waiting--;
         this.#assign(session, task, qk);
+        this.#opts.events.assigned?.(task.ref);
       }
       if (session.assigned.size >= session.hello.concurrency) return;
     }

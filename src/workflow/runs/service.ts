@@ -28,6 +28,20 @@ export interface Started {
   readonly created: boolean;
 }
 
+/** A control of a run: what the engine is asked to do. */
+export type RunControl =
+  | { readonly kind: "cancel" | "pause" | "resume" }
+  | { readonly kind: "signal"; readonly signal: string; readonly payloadJson: string };
+
+/** What a control did, and the run's status after it. */
+export interface ControlDone {
+  readonly workflowId: string;
+  readonly runId: string;
+  /** False when the run has ended or is already in the asked-for state. */
+  readonly applied: boolean;
+  readonly status: RunStatus;
+}
+
 export class RunService {
   readonly #engine: Engine;
   readonly #runs: RunStore;
@@ -82,6 +96,26 @@ export class RunService {
       );
     }
     return run;
+  }
+
+  /**
+   * Applies a control to the run of a workflow id. The engine records it (durably, before
+   * this resolves) when it applies; a run that has ended is answered with its stored status.
+   */
+  async control(
+    namespace: string,
+    workflowId: string,
+    runId: string | undefined,
+    control: RunControl,
+  ): Promise<ControlDone> {
+    const run = await this.describe(namespace, workflowId, runId);
+    const engine = this.#engine;
+    const result =
+      control.kind === "signal"
+        ? await engine.signal(run.runId, control.signal, control.payloadJson)
+        : await engine[control.kind](run.runId);
+    const status = result.status ?? (await this.describe(namespace, workflowId)).status;
+    return { workflowId, runId: run.runId, applied: result.applied, status };
   }
 
   list(

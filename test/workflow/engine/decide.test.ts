@@ -396,22 +396,6 @@ describe("decide", () => {
     }
   });
 
-  test("a step kind this build does not execute fails the run with step_not_supported", async () => {
-    const def = parseDefinition("name: w\nsteps: [{id: hold, wait: {signal: go}}]", "yaml");
-    const { commands } = await decide(
-      def,
-      replay([{ ...started, definition_version: def.version } as HistoryEvent]),
-      T0,
-    );
-    assert.deepEqual(commands, [
-      command({
-        type: "FailRun",
-        code: "step_not_supported",
-        message: 'step "hold" is a wait step; this build\'s engine runs call and sleep steps',
-      }),
-    ]);
-  });
-
   test("an input expression that fails fails the run with expression_failed", async () => {
     const def = parseDefinition(
       "name: w\ntask_queue: q\nsteps: [{id: a, call: {action: x, input: \"$number('x')\"}}]",

@@ -338,6 +338,7 @@ describe("results that arrive while runs are being recovered", () => {
         await gate;
         return store.loadRunning();
       },
+      loadOutbox: () => store.loadOutbox(),
     };
     let onEnded: (state: RunState) => void = () => {};
     const ended = new Promise<RunState>((resolve) => {
@@ -385,6 +386,7 @@ describe("a commit that fails", () => {
         throw new Error("disk full");
       },
       loadRunning: () => store.loadRunning(),
+      loadOutbox: () => store.loadOutbox(),
     };
     let fatal: unknown;
     const engine = new Engine({

@@ -77,6 +77,24 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: "workflow_outbox",
+    // Members of parallel and collect steps, written in the engine commit that creates
+    // them: pending until the dispatcher claims them, claimed while it holds them, done
+    // once handed off to a worker. Rows not done are reloaded after a restart.
+    sql: `
+      CREATE TABLE workflow_outbox (
+        run_id TEXT COLLATE "C" NOT NULL,
+        activity_id INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        namespace TEXT COLLATE "C" NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (run_id, activity_id, attempt)
+      );
+      CREATE INDEX workflow_outbox_open ON workflow_outbox (state) WHERE state <> 'done';
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -8,7 +8,7 @@
 
 import type { Pool } from "pg";
 import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
-import type { RunAppend, StoredRun } from "../../engine/store.ts";
+import type { OutboxRow, OutboxState, RunAppend, StoredRun } from "../../engine/store.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 
 interface RunRow {
@@ -51,6 +51,11 @@ function decodeEvent(text: string): HistoryEvent {
   return historyEvent.run(JSON.parse(text), undefined);
 }
 
+/** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */
+function live(status: RunStatus): boolean {
+  return status === "Running" || status === "Paused";
+}
+
 function endOf(events: readonly HistoryEvent[]) {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
@@ -73,11 +78,44 @@ export class PostgresRunStore implements RunStore {
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
     const appends = batch.filter((r) => r.events.length > 0);
-    if (appends.length === 0) return;
+    const outbox = { run: [] as string[], activity: [] as number[], attempt: [] as number[] };
+    const outboxMore = { namespace: [] as string[], state: [] as string[] };
+    // A later write to the same row wins: keep the last write of each row, in order.
+    const lastWrite = new Map<string, number>();
+    for (const r of batch) {
+      for (const o of r.outbox ?? []) {
+        const key = `${r.runId}\u0000${o.activityId}\u0000${o.attempt}`;
+        const at = lastWrite.get(key);
+        if (at !== undefined) {
+          outboxMore.state[at] = o.state;
+          continue;
+        }
+        lastWrite.set(key, outbox.run.length);
+        outbox.run.push(r.runId);
+        outbox.activity.push(o.activityId);
+        outbox.attempt.push(o.attempt);
+        outboxMore.namespace.push(r.namespace);
+        outboxMore.state.push(o.state);
+      }
+    }
+    if (appends.length === 0 && outbox.run.length === 0) return;
     const client = await this.#pool.connect();
     const positions = new Map<string, number>();
     try {
       await client.query("BEGIN");
+      if (outbox.run.length > 0) {
+        // Outbox rows go in the same transaction as the events that create them.
+        await client.query(
+          `INSERT INTO workflow_outbox (run_id, activity_id, attempt, namespace, state)
+           SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
+           ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state`,
+          [outbox.run, outbox.activity, outbox.attempt, outboxMore.namespace, outboxMore.state],
+        );
+      }
+      if (appends.length === 0) {
+        await client.query("COMMIT");
+        return;
+      }
       const unknown = [
         ...new Set(appends.map((r) => r.runId).filter((id) => !this.#nextSeq.has(id))),
       ];
@@ -99,7 +137,7 @@ export class PostgresRunStore implements RunStore {
           ev.text.push(JSON.stringify(e));
         }
         positions.set(r.runId, seq);
-        const end = r.status === "Running" ? undefined : endOf(r.events);
+        const end = live(r.status) ? undefined : endOf(r.events);
         const previous = rows.get(r.runId);
         rows.set(r.runId, [
           r.runId,
@@ -148,7 +186,7 @@ export class PostgresRunStore implements RunStore {
     // Positions are remembered only once durable: a failed commit leaves none behind.
     for (const r of appends) {
       const status = statusAfter(batch, r.runId);
-      if (status === "Running") this.#nextSeq.set(r.runId, positions.get(r.runId)!);
+      if (live(status)) this.#nextSeq.set(r.runId, positions.get(r.runId)!);
       else this.#nextSeq.delete(r.runId);
     }
   }
@@ -161,12 +199,12 @@ export class PostgresRunStore implements RunStore {
       definition_version: string;
     }>(
       "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
-        "WHERE status = 'Running'",
+        "WHERE status IN ('Running', 'Paused')",
     );
     if (rows.length === 0) return [];
     const { rows: events } = await this.#pool.query<{ run_id: string; event: string }>(
       "SELECT e.run_id, e.event FROM workflow_events e JOIN workflow_runs r USING (run_id) " +
-        "WHERE r.status = 'Running' ORDER BY e.run_id, e.seq",
+        "WHERE r.status IN ('Running', 'Paused') ORDER BY e.run_id, e.seq",
     );
     const histories = new Map<string, HistoryEvent[]>();
     for (const e of events) {
@@ -185,6 +223,26 @@ export class PostgresRunStore implements RunStore {
         history,
       };
     });
+  }
+
+  async loadOutbox(): Promise<OutboxRow[]> {
+    const { rows } = await this.#pool.query<{
+      run_id: string;
+      activity_id: number;
+      attempt: number;
+      namespace: string;
+      state: OutboxState;
+    }>(
+      "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
+        "WHERE state <> 'done' ORDER BY run_id, activity_id, attempt",
+    );
+    return rows.map((r) => ({
+      runId: r.run_id,
+      namespace: r.namespace,
+      activityId: r.activity_id,
+      attempt: r.attempt,
+      state: r.state,
+    }));
   }
 
   async byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {

@@ -85,6 +85,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 4,
+    name: "workflow_outbox",
+    // Members of parallel and collect steps, written in the engine commit that creates
+    // them: pending until the dispatcher claims them, claimed while it holds them, done
+    // once handed off to a worker. Rows not done are reloaded after a restart.
+    sql: `
+      CREATE TABLE workflow_outbox (
+        run_id TEXT NOT NULL,
+        activity_id INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        namespace TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (run_id, activity_id, attempt)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX workflow_outbox_open ON workflow_outbox (state) WHERE state <> 'done';
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -10,7 +10,7 @@
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
-import type { RunAppend, StoredRun } from "../../engine/store.ts";
+import type { OutboxRow, OutboxState, RunAppend, StoredRun } from "../../engine/store.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import { transaction } from "./database.ts";
 
@@ -50,6 +50,11 @@ function toRecord(row: RunRow): RunRecord {
   };
 }
 
+/** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */
+function live(status: RunStatus): boolean {
+  return status === "Running" || status === "Paused";
+}
+
 function decodeEvent(text: string): HistoryEvent {
   return historyEvent.run(JSON.parse(text), undefined);
 }
@@ -81,6 +86,8 @@ export class SqliteRunStore implements RunStore {
   readonly #exists: StatementSync;
   readonly #page: StatementSync;
   readonly #pageByStatus: StatementSync;
+  readonly #writeOutbox: StatementSync;
+  readonly #openOutbox: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -99,9 +106,18 @@ export class SqliteRunStore implements RunStore {
          output_json = ?, failure_code = ?, failure_message = ? WHERE run_id = ?`,
     );
     this.#seqOf = db.prepare("SELECT next_seq FROM workflow_runs WHERE run_id = ?");
+    this.#writeOutbox = db.prepare(
+      `INSERT INTO workflow_outbox (run_id, activity_id, attempt, namespace, state)
+         VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state`,
+    );
+    this.#openOutbox = db.prepare(
+      "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
+        "WHERE state <> 'done' ORDER BY run_id, activity_id, attempt",
+    );
     this.#running = db.prepare(
       "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
-        "WHERE status = 'Running'",
+        "WHERE status IN ('Running', 'Paused')",
     );
     this.#events = db.prepare("SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq");
     this.#byWorkflowId = db.prepare(
@@ -123,6 +139,10 @@ export class SqliteRunStore implements RunStore {
     const positions = new Map<string, number>();
     transaction(this.#db, () => {
       for (const r of batch) {
+        // Outbox rows go in the same transaction as the events that create them.
+        for (const o of r.outbox ?? []) {
+          this.#writeOutbox.run(r.runId, o.activityId, o.attempt, r.namespace, o.state);
+        }
         if (r.events.length === 0) continue;
         let seq = positions.get(r.runId) ?? this.#nextSeq.get(r.runId);
         const at = r.events.at(-1)!.at;
@@ -150,7 +170,7 @@ export class SqliteRunStore implements RunStore {
         }
         for (const e of r.events) this.#insertEvent.run(r.runId, seq++, JSON.stringify(e));
         positions.set(r.runId, seq);
-        const end = r.status === "Running" ? undefined : endOf(r.events);
+        const end = live(r.status) ? undefined : endOf(r.events);
         if (end === undefined) this.#updateRun.run(r.status, at, seq, r.runId);
         else {
           this.#endRun.run(
@@ -170,9 +190,26 @@ export class SqliteRunStore implements RunStore {
     for (const r of batch) {
       const seq = positions.get(r.runId);
       if (seq === undefined) continue;
-      if (r.status === "Running") this.#nextSeq.set(r.runId, seq);
+      if (live(r.status)) this.#nextSeq.set(r.runId, seq);
       else this.#nextSeq.delete(r.runId);
     }
+  }
+
+  async loadOutbox(): Promise<OutboxRow[]> {
+    const rows = this.#openOutbox.all() as unknown as {
+      run_id: string;
+      activity_id: number;
+      attempt: number;
+      namespace: string;
+      state: OutboxState;
+    }[];
+    return rows.map((r) => ({
+      runId: r.run_id,
+      namespace: r.namespace,
+      activityId: r.activity_id,
+      attempt: r.attempt,
+      state: r.state,
+    }));
   }
 
   async loadRunning(): Promise<StoredRun[]> {

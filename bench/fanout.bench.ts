@@ -1,0 +1,155 @@
+/**
+ * `npm run bench:fanout`: one `collect` of N no-op members (10,000 by default) through the
+ * engine, the outbox dispatcher (ceiling 1024 per namespace), the matcher and one real
+ * `skein worker` process at `--concurrency 64`. Prints members/s (from the run's start to its
+ * durable end), the highest claimed-row count the dispatcher held, and the highest claimed
+ * count sampled from storage while the run went on; neither may exceed the ceiling.
+ *
+ * Knobs (environment): BENCH_MEMBERS (10000), BENCH_CEILING (1024), BENCH_CONCURRENCY (64),
+ * BENCH_STORE (`file`, the default: the history-file stand-in, write + fdatasync per commit;
+ * or `sqlite`: node:sqlite in WAL mode with synchronous = FULL).
+ */
+
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDefinition } from "../src/workflow/definitions/index.ts";
+import { Engine, type RunState } from "../src/workflow/engine/index.ts";
+import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
+import { FileStore } from "../test/helpers/file-store.ts";
+import { runBench } from "./harness.ts";
+import { SqliteHistoryStore } from "./support/sqlite-history-store.ts";
+
+const N = Number(process.env.BENCH_MEMBERS ?? 10_000);
+const CEILING = Number(process.env.BENCH_CEILING ?? 1024);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const STORE = process.env.BENCH_STORE ?? "file";
+
+const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
+const activities = fileURLToPath(
+  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
+);
+
+const dir = await mkdtemp(join(tmpdir(), "skein-bench-fanout-"));
+const fileStore =
+  STORE === "file" ? new FileStore(join(dir, "history.jsonl"), { sync: true }) : undefined;
+const sqliteStore = STORE === "file" ? undefined : new SqliteHistoryStore(join(dir, "history.db"));
+const store = fileStore ?? sqliteStore!;
+
+const definition = parseDefinition(
+  `name: fanout
+task_queue: q
+steps:
+  - id: each
+    collect:
+      items: input.items
+      max_items: ${Math.max(N, 1)}
+      step: { id: one, call: { action: noop, input: "{ 'i': item }" } }
+output: "$count(steps.each)"
+`,
+  "yaml",
+);
+
+let ended: (state: RunState) => void = () => {};
+const engine = new Engine({
+  store,
+  definitions: async () => definition,
+  onRunEnded: (_, state) => ended(state),
+  outbox: { enabled: true, maxInFlight: CEILING },
+});
+const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
+  verify: async () => ({ subject: "bench", worker: true, namespaces: "*" }),
+  namespaceGate: async () => true,
+  events: engine.matcherEvents,
+});
+engine.attach(endpoint.matcher);
+
+const tokenPath = join(dir, "token");
+await writeFile(tokenPath, "bench\n", { mode: 0o600 });
+const doc = join(dir, "worker.json");
+await writeFile(
+  doc,
+  JSON.stringify({
+    name: "w",
+    task_queue: "q",
+    actions: { noop: { module: activities, export: "noop" } },
+  }),
+);
+const worker = spawn(
+  process.execPath,
+  [
+    bin,
+    "worker",
+    "module",
+    doc,
+    "--endpoint",
+    `127.0.0.1:${endpoint.port}`,
+    "--token-file",
+    tokenPath,
+    "--concurrency",
+    String(CONCURRENCY),
+  ],
+  { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
+);
+while (endpoint.matcher.stats().sessions < 1) await new Promise((r) => setTimeout(r, 20));
+
+/** Claimed rows in storage now. */
+async function storedClaimed(): Promise<number> {
+  if (sqliteStore !== undefined) return sqliteStore.claimedCount("default");
+  return (await fileStore!.outbox()).filter((r) => r.state === "claimed").length;
+}
+
+await runBench("fanout", [
+  {
+    name: `collect of ${N} no-op members, ceiling ${CEILING}, worker concurrency ${CONCURRENCY}, ${STORE} store`,
+    async run() {
+      let sampling = true;
+      let maxStored = 0;
+      let samples = 0;
+      const sampler = (async () => {
+        while (sampling) {
+          maxStored = Math.max(maxStored, await storedClaimed());
+          samples++;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const done = new Promise<RunState>((resolve) => {
+        ended = resolve;
+      });
+      const t0 = performance.now();
+      const runId = randomUUID();
+      await engine.start({
+        runId,
+        workflowId: runId,
+        namespace: "default",
+        definition,
+        inputJson: JSON.stringify({ items: Array.from({ length: N }, (_, i) => i) }),
+      });
+      const state = await done;
+      const seconds = (performance.now() - t0) / 1000;
+      sampling = false;
+      await sampler;
+      if (state.status !== "Completed") throw new Error(`the run ended ${state.status}`);
+      if (engine.maxClaimed > CEILING || maxStored > CEILING) {
+        throw new Error(`claimed rows exceeded the ceiling: ${engine.maxClaimed} / ${maxStored}`);
+      }
+      return {
+        "members/s": Math.round(N / seconds),
+        seconds: Number(seconds.toFixed(2)),
+        "max claimed (dispatcher)": engine.maxClaimed,
+        "max claimed (storage samples)": maxStored,
+        "storage samples": samples,
+        ceiling: CEILING,
+      };
+    },
+  },
+]);
+
+engine.close();
+worker.kill();
+await endpoint.close();
+sqliteStore?.close();
+await fileStore?.close();

@@ -1,0 +1,190 @@
+/**
+ * The outbox dispatcher: the members of `parallel` and `collect` steps do not go straight to
+ * the matcher. Each member attempt is an outbox row (written with the event that schedules
+ * it); the dispatcher claims rows per namespace, at most the namespace's ceiling at once, and
+ * hands each claimed row to the matcher. A row is done as soon as a worker holds it (placement
+ * counts as success), which frees its claim; the worker's `--concurrency` then bounds how many
+ * handlers execute. The ceiling holds only while the outbox is enabled: a disabled outbox
+ * installs no backpressure and members are dispatched like ordinary calls, which never pass
+ * through here. Every row state change is reported through `record`, so the engine persists it
+ * in its next group commit and a store sample never shows more claims than the ceiling.
+ */
+
+/**
+ * A node's share of a namespace quota in a cluster: `ceil(quota × owned / total)`. Because of
+ * the rounding, the shares of all nodes can add up to slightly more than the quota.
+ */
+export function nodeShare(quota: number, ownedShards: number, totalShards: number): number {
+  if (!Number.isInteger(quota) || quota < 0) throw new RangeError(`bad quota ${quota}`);
+  if (!Number.isInteger(totalShards) || totalShards < 1)
+    throw new RangeError(`bad shard total ${totalShards}`);
+  if (!Number.isInteger(ownedShards) || ownedShards < 0 || ownedShards > totalShards)
+    throw new RangeError(`bad owned shard count ${ownedShards} of ${totalShards}`);
+  // Integer arithmetic: (q·o + t − 1) div t is the ceiling without floating-point error.
+  return Math.floor((quota * ownedShards + totalShards - 1) / totalShards);
+}
+
+export interface OutboxOptions {
+  /** `outbox.enabled`: the ceiling is in force only when true (default false). */
+  readonly enabled: boolean;
+  /** `namespaces.max_in_flight_activities` (default 1024): the namespace quota. */
+  readonly maxInFlight?: number;
+  /** Shards this node owns and shards in the cluster (default 1 of 1: a single node). */
+  readonly ownedShards?: number;
+  readonly totalShards?: number;
+}
+
+/** A member attempt waiting in, or claimed from, the outbox. */
+export interface OutboxEntry<Owner> {
+  readonly key: string;
+  readonly namespace: string;
+  readonly runId: string;
+  readonly activityId: number;
+  readonly attempt: number;
+  readonly owner: Owner;
+}
+
+export interface OutboxHooks<Owner> {
+  /** May the entry be handed off now? (false: its run is paused; it waits for `resume`.) */
+  ready(entry: OutboxEntry<Owner>): boolean;
+  /** Offers the attempt: `placed` when a worker holds it, `queued` when it waits for a slot. */
+  handOff(entry: OutboxEntry<Owner>): "placed" | "queued" | "dropped";
+  /** A row's new state, to persist with the next commit. */
+  record(entry: OutboxEntry<Owner>, state: "pending" | "claimed" | "done"): void;
+}
+
+interface Lane<Owner> {
+  readonly pending: OutboxEntry<Owner>[];
+  head: number;
+  readonly claimed: Map<string, OutboxEntry<Owner>>;
+  /** Entries of paused runs, set aside without a claim. */
+  readonly held: OutboxEntry<Owner>[];
+  pumping: boolean;
+}
+
+export class Outbox<Owner> {
+  readonly enabled: boolean;
+  /** This node's ceiling per namespace. */
+  readonly ceiling: number;
+  readonly #hooks: OutboxHooks<Owner>;
+  readonly #lanes = new Map<string, Lane<Owner>>();
+  readonly #where = new Map<string, Lane<Owner>>();
+  /** The highest claimed count seen in any namespace. */
+  maxClaimed = 0;
+
+  constructor(options: OutboxOptions, hooks: OutboxHooks<Owner>) {
+    this.enabled = options.enabled;
+    this.ceiling = nodeShare(
+      options.maxInFlight ?? 1024,
+      options.ownedShards ?? 1,
+      options.totalShards ?? 1,
+    );
+    this.#hooks = hooks;
+  }
+
+  /** Rows claimed now in `namespace`. */
+  claimed(namespace: string): number {
+    return this.#lanes.get(namespace)?.claimed.size ?? 0;
+  }
+
+  /** Rows waiting for a claim in `namespace` (held ones included). */
+  waiting(namespace: string): number {
+    const lane = this.#lanes.get(namespace);
+    return lane === undefined ? 0 : lane.pending.length - lane.head + lane.held.length;
+  }
+
+  /** Queues a pending row and claims what the ceiling allows. */
+  add(entry: OutboxEntry<Owner>): void {
+    if (this.#where.has(entry.key)) return;
+    const lane = this.#lane(entry.namespace);
+    lane.pending.push(entry);
+    this.#where.set(entry.key, lane);
+    this.#pump(lane);
+  }
+
+  /** A worker now holds the attempt: its row is done and its claim is freed. */
+  placed(key: string): void {
+    const lane = this.#where.get(key);
+    const entry = lane?.claimed.get(key);
+    if (lane === undefined || entry === undefined) return;
+    lane.claimed.delete(key);
+    this.#where.delete(key);
+    this.#hooks.record(entry, "done");
+    this.#pump(lane);
+  }
+
+  /** The attempt is no longer wanted (its run ended, it timed out): the row is closed. */
+  drop(key: string): void {
+    const lane = this.#where.get(key);
+    if (lane === undefined) return;
+    this.#where.delete(key);
+    let entry = lane.claimed.get(key);
+    if (entry !== undefined) lane.claimed.delete(key);
+    else {
+      const at = lane.pending.findIndex((e, i) => i >= lane.head && e.key === key);
+      if (at >= 0) [entry] = lane.pending.splice(at, 1);
+      else {
+        const h = lane.held.findIndex((e) => e.key === key);
+        if (h >= 0) [entry] = lane.held.splice(h, 1);
+      }
+    }
+    if (entry !== undefined) this.#hooks.record(entry, "done");
+    this.#pump(lane);
+  }
+
+  /** Entries set aside for a paused run go back in line (call when the run resumes). */
+  resume(runId: string): void {
+    for (const lane of this.#lanes.values()) {
+      const back = lane.held.filter((e) => e.runId === runId);
+      if (back.length === 0) continue;
+      const keep = lane.held.filter((e) => e.runId !== runId);
+      lane.held.length = 0;
+      lane.held.push(...keep);
+      lane.pending.push(...back);
+      this.#pump(lane);
+    }
+  }
+
+  #lane(namespace: string): Lane<Owner> {
+    let lane = this.#lanes.get(namespace);
+    if (lane === undefined) {
+      lane = { pending: [], head: 0, claimed: new Map(), held: [], pumping: false };
+      this.#lanes.set(namespace, lane);
+    }
+    return lane;
+  }
+
+  /** Claims pending rows while the lane is under its ceiling (no ceiling when disabled). */
+  #pump(lane: Lane<Owner>): void {
+    // A hand-off may report a placement synchronously; the outer loop goes on from there.
+    if (lane.pumping) return;
+    lane.pumping = true;
+    try {
+      const ceiling = this.enabled ? this.ceiling : Number.POSITIVE_INFINITY;
+      while (lane.head < lane.pending.length && lane.claimed.size < ceiling) {
+        const entry = lane.pending[lane.head]!;
+        lane.head++;
+        if (!this.#hooks.ready(entry)) {
+          lane.held.push(entry);
+          continue;
+        }
+        lane.claimed.set(entry.key, entry);
+        if (lane.claimed.size > this.maxClaimed) this.maxClaimed = lane.claimed.size;
+        this.#hooks.record(entry, "claimed");
+        const outcome = this.#hooks.handOff(entry);
+        if (outcome === "placed" || outcome === "dropped") {
+          if (lane.claimed.delete(entry.key)) {
+            this.#where.delete(entry.key);
+            this.#hooks.record(entry, "done");
+          }
+        }
+      }
+      if (lane.head > 1024 && lane.head * 2 > lane.pending.length) {
+        lane.pending.splice(0, lane.head);
+        lane.head = 0;
+      }
+    } finally {
+      lane.pumping = false;
+    }
+  }
+}
