@@ -54,6 +54,8 @@ export interface Dispatcher {
   release(ref: AttemptRef, reason: string): void;
   /** Writes frames queued for workers now, rather than at the end of the turn. */
   flush?(): void;
+  /** Attempts of a run a live worker holds now (a cancelled run stops every one of them). */
+  liveAttempts?(runId: string): readonly { readonly ref: AttemptRef }[];
 }
 
 export interface EngineOptions {
@@ -604,6 +606,16 @@ export class Engine {
     run.held = [];
     const end = run.state.ended!;
     const reason = end.type === "RunCancelled" ? end.reason : "requested";
+    if (end.type === "RunCancelled") {
+      // Controls for every live attempt of the run, including any history no longer counts
+      // as in flight (a superseded attempt a worker still runs).
+      for (const { ref } of this.#dispatcher?.liveAttempts?.(run.id.runId) ?? []) {
+        const a = run.state.activities.get(ref.activity_id);
+        const inFlight = a?.scheduled.attempt === ref.attempt && a.result === undefined;
+        // In-flight attempts get their cancel from the decision (CancelActivity) once.
+        if (!inFlight) this.#dispatcher?.release(ref, `the run was cancelled (${reason})`);
+      }
+    }
     for (const childId of liveChildren(run.state)) {
       const child = this.#runs.get(childId);
       if (child !== undefined) {
