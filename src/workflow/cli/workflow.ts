@@ -1,6 +1,6 @@
 /**
- * `skein workflow register|start|describe|list|history`: the workflow endpoints from the
- * command line, against a running server (`--server URL` or SKEIN_SERVER; `--token` or
+ * `skein workflow register|start|describe|list|history|signal|pause|resume|cancel`: the
+ * workflow endpoints from the command line, against a running server (`--server URL` or SKEIN_SERVER; `--token` or
  * SKEIN_TOKEN; `--namespace` or the server's default namespace). `register FILE` sends the
  * document's text (YAML or JSON by its extension) and prints its name and version; the
  * others print the server's answer as JSON (list and history: one JSON value per line).
@@ -25,7 +25,17 @@ function client(values: { server?: string; token?: string }) {
   return { server: serverUrl(values.server), token: bearer(values.token) };
 }
 
-const VERBS = ["register", "start", "describe", "list", "history"];
+const VERBS = [
+  "register",
+  "start",
+  "describe",
+  "list",
+  "history",
+  "signal",
+  "pause",
+  "resume",
+  "cancel",
+];
 
 export const workflowCommand: Command = {
   name: "workflow",
@@ -36,6 +46,8 @@ export const workflowCommand: Command = {
     "       skein workflow describe WORKFLOW_ID [--run-id UUID] [--namespace N] …",
     "       skein workflow list [--status S] [--limit N] [--cursor C] [--namespace N] …",
     "       skein workflow history WORKFLOW_ID [--run-id UUID] [--namespace N] …",
+    "       skein workflow signal WORKFLOW_ID NAME [--payload JSON] [--run-id UUID] …",
+    "       skein workflow pause|resume|cancel WORKFLOW_ID [--run-id UUID] [--namespace N] …",
     "",
     "  --server URL    the server (default SKEIN_SERVER, else http://127.0.0.1:7380)",
     "  --token TOKEN   the bearer (default SKEIN_TOKEN)",
@@ -44,6 +56,7 @@ export const workflowCommand: Command = {
     "  start: --input is the run's input as JSON (default {}); prints the answer as JSON",
     "  list: one run per line as JSON; the next page's cursor goes to stderr",
     "  history: one event per line as JSON",
+    "  signal, pause, resume, cancel: print {workflow_id, run_id, applied, status} as JSON",
   ].join("\n"),
   async run(args, io) {
     const [verb, ...rest] = args;
@@ -94,6 +107,33 @@ export const workflowCommand: Command = {
           ...(values.version === undefined ? {} : { version: values.version }),
           input,
           ...(values["workflow-id"] === undefined ? {} : { workflow_id: values["workflow-id"] }),
+        });
+        io.out(stringify(r) ?? "null");
+        return 0;
+      }
+      if (verb === "signal" || verb === "pause" || verb === "resume" || verb === "cancel") {
+        const signal = verb === "signal";
+        const { values, positionals } = parseOptions(
+          rest,
+          { ...common, "run-id": { type: "string" }, payload: { type: "string" } },
+          { min: signal ? 2 : 1, max: signal ? 2 : 1 },
+        );
+        if (!signal && values.payload !== undefined) {
+          throw new UsageError("--payload goes with signal only");
+        }
+        let payload: unknown = null;
+        if (values.payload !== undefined) {
+          try {
+            payload = parseJson(values.payload);
+          } catch (error) {
+            throw new UsageError(`--payload is not JSON: ${(error as Error).message}`);
+          }
+        }
+        const r = await request(client(values), "POST", `/workflows/${verb}`, {
+          ...namespaced(values.namespace),
+          workflow_id: positionals[0],
+          ...(values["run-id"] === undefined ? {} : { run_id: values["run-id"] }),
+          ...(signal ? { signal: positionals[1], payload } : {}),
         });
         io.out(stringify(r) ?? "null");
         return 0;

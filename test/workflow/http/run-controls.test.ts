@@ -11,6 +11,7 @@ import {
   adminToken,
   call,
   type ServerProcess,
+  skein,
   startServe,
   tempDir,
   tokenFor,
@@ -122,7 +123,8 @@ describe("run controls over HTTP", () => {
     const id = await start("parent");
     const child = await until("the child run", async () => {
       const started = (await events(id)).find((e) => e.type === "ChildStarted");
-      return started === undefined ? undefined : (started.workflow_id as string | undefined);
+      // A child run's workflow id is its run id.
+      return started === undefined ? undefined : (started.child_run_id as string | undefined);
     });
     await runOf(child, "Running");
     const r = await api("/workflows/cancel", { workflow_id: id });
@@ -142,6 +144,32 @@ describe("run controls over HTTP", () => {
     const id = await start("fan", { xs: [1, 2, 3, 4, 5, 6, 7] });
     const run = await runOf(id, "Completed");
     assert.deepEqual(run.output, [2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  test("skein workflow signal|pause|resume|cancel drive the same endpoints", async () => {
+    const env = { SKEIN_SERVER: server.url, SKEIN_TOKEN: token };
+    const waiting = await start("waiter");
+    const signalled = skein(["workflow", "signal", waiting, "go", "--payload", '{"n":1}'], env);
+    assert.equal(signalled.status, 0, signalled.stderr);
+    assert.equal(JSON.parse(signalled.stdout).applied, true);
+    assert.deepEqual((await runOf(waiting, "Completed")).output, { n: 1 });
+    const sleeping = await start("sleeper");
+    for (const [verb, wanted] of [
+      ["pause", "Paused"],
+      ["resume", "Running"],
+      ["cancel", "Cancelled"],
+    ] as const) {
+      const r = skein(["workflow", verb, sleeping], env);
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), {
+        workflow_id: sleeping,
+        run_id: JSON.parse(r.stdout).run_id,
+        applied: true,
+        status: wanted,
+      });
+    }
+    const usage = skein(["workflow", "cancel", sleeping, "--payload", "{}"], env);
+    assert.equal(usage.status, 2);
   });
 
   test("controls need the namespace grant and a known run", async () => {
