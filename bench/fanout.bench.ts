@@ -5,9 +5,8 @@
  * durable end), the highest claimed-row count the dispatcher held, and the highest claimed
  * count sampled from storage while the run went on; neither may exceed the ceiling.
  *
- * Knobs (environment): BENCH_MEMBERS (10000), BENCH_CEILING (1024), BENCH_CONCURRENCY (64),
- * BENCH_STORE (`file`, the default: the history-file stand-in, write + fdatasync per commit;
- * or `sqlite`: node:sqlite in WAL mode with synchronous = FULL).
+ * The store is the server's own SQLite run store (WAL, synchronous = FULL).
+ * Knobs (environment): BENCH_MEMBERS (10000), BENCH_CEILING (1024), BENCH_CONCURRENCY (64).
  */
 
 import { spawn } from "node:child_process";
@@ -18,15 +17,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { Engine, type RunState } from "../src/workflow/engine/index.ts";
+import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
-import { FileStore } from "../test/helpers/file-store.ts";
 import { runBench } from "./harness.ts";
-import { SqliteHistoryStore } from "./support/sqlite-history-store.ts";
 
 const N = Number(process.env.BENCH_MEMBERS ?? 10_000);
 const CEILING = Number(process.env.BENCH_CEILING ?? 1024);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
-const STORE = process.env.BENCH_STORE ?? "file";
 
 const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
 const activities = fileURLToPath(
@@ -34,10 +31,9 @@ const activities = fileURLToPath(
 );
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-fanout-"));
-const fileStore =
-  STORE === "file" ? new FileStore(join(dir, "history.jsonl"), { sync: true }) : undefined;
-const sqliteStore = STORE === "file" ? undefined : new SqliteHistoryStore(join(dir, "history.db"));
-const store = fileStore ?? sqliteStore!;
+// The server's own run store: SQLite (WAL, synchronous commits), outbox rows in the commits.
+const database = SqliteWorkflowStore.open(join(dir, "skein.db"));
+const store = database.workflows.runs;
 
 const definition = parseDefinition(
   `name: fanout
@@ -98,13 +94,12 @@ while (endpoint.matcher.stats().sessions < 1) await new Promise((r) => setTimeou
 
 /** Claimed rows in storage now. */
 async function storedClaimed(): Promise<number> {
-  if (sqliteStore !== undefined) return sqliteStore.claimedCount("default");
-  return (await fileStore!.outbox()).filter((r) => r.state === "claimed").length;
+  return (await store.loadOutbox()).filter((r) => r.state === "claimed").length;
 }
 
 await runBench("fanout", [
   {
-    name: `collect of ${N} no-op members, ceiling ${CEILING}, worker concurrency ${CONCURRENCY}, ${STORE} store`,
+    name: `collect of ${N} no-op members, ceiling ${CEILING}, worker concurrency ${CONCURRENCY}, server SQLite store`,
     async run() {
       let sampling = true;
       let maxStored = 0;
@@ -151,5 +146,4 @@ await runBench("fanout", [
 engine.close();
 worker.kill();
 await endpoint.close();
-sqliteStore?.close();
-await fileStore?.close();
+await database.close();
