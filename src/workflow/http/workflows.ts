@@ -13,7 +13,9 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import {
   type Decoder,
+  durationMs,
   integer,
+  map,
   object,
   oneOf,
   optional,
@@ -57,6 +59,8 @@ const startBody = object({
   version: optional(string({ minBytes: 1, expected: "definition version" })),
   input: withDefault(anyJson, {}),
   workflow_id: optional(uuid()),
+  /** A run deadline (ms from the start): when reached, the run is cancelled (`deadline`). */
+  deadline_ms: optional(map(durationMs({ max: Number.MAX_SAFE_INTEGER }), Number)),
 });
 
 const runBody = object({
@@ -187,6 +191,7 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       definition,
       inputJson: JSON.stringify(body.input, exactNumbers),
       workflowId: body.workflow_id,
+      deadlineMs: body.deadline_ms,
     });
     return {
       namespace,

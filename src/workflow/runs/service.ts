@@ -19,6 +19,8 @@ export interface StartRequest {
   readonly inputJson: string;
   /** Client-chosen; a new UUID when absent. */
   readonly workflowId: string | undefined;
+  /** A run deadline in ms from the start; overrides the definition's `deadline_ms`. */
+  readonly deadlineMs?: number | undefined;
 }
 
 export interface Started {
@@ -75,6 +77,7 @@ export class RunService {
         namespace: request.namespace,
         definition: request.definition,
         inputJson: request.inputJson,
+        ...(request.deadlineMs === undefined ? {} : { deadlineMs: request.deadlineMs }),
       })
       .then(() => ({ workflowId, runId, created: true }));
     this.#starting.set(key, started);

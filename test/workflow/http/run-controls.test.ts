@@ -172,6 +172,23 @@ describe("run controls over HTTP", () => {
     assert.equal(usage.status, 2);
   });
 
+  test("a deadline given at start cancels the run and its child with reason deadline", async () => {
+    const r = await api("/workflows/start", { name: "parent", deadline_ms: 300 });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const id = r.body.workflow_id;
+    const run = await runOf(id, "Cancelled");
+    assert.match(run.failure.message, /deadline/);
+    const child = (await events(id)).find((e) => e.type === "ChildStarted")!.child_run_id as string;
+    await runOf(child, "Cancelled");
+    const cancelled = (await events(child)).filter((e) => e.type === "RunCancelled");
+    assert.deepEqual(
+      cancelled.map((e) => e.reason),
+      ["deadline"],
+    );
+    const zero = await api("/workflows/start", { name: "sleeper", deadline_ms: 0 });
+    assert.equal(zero.status, 400);
+  });
+
   test("controls need the namespace grant and a known run", async () => {
     const stranger = await tokenFor(dir.path, { subject: "s", namespaces: ["elsewhere"] });
     const id = await start("sleeper");
