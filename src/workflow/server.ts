@@ -12,6 +12,7 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
+import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
@@ -199,6 +200,13 @@ export async function startServer(
     const deploymentsEnabled = config.settings.deployments.enabled;
     if (deploymentsEnabled) await deployments.startAll();
 
+    // The agent transport exists only when configured on; off, every intervention is stale.
+    const hub = new AgentHub({
+      enabled: config.settings.agents.transport,
+      verify,
+      logger: options.logger,
+    });
+    const matcher = endpoint?.matcher;
     const app = buildApp({
       logger: options.logger,
       verify,
@@ -206,11 +214,15 @@ export async function startServer(
       maxBodyBytes: config.settings.http.max_body_bytes,
       deployments: { service: deployments, enabled: deploymentsEnabled },
       ...(workflows === undefined ? {} : { workflows }),
+      ...(matcher === undefined
+        ? {}
+        : { agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) } }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
+      hub.close();
       await app.close();
       if (engine !== undefined && endpoint !== undefined) await stopWorkflows(engine, endpoint);
       await supervisor.close();
@@ -248,6 +260,7 @@ export async function startServer(
         // The API first (no request can start a run or a worker meanwhile), then the engine
         // and its worker endpoint (the last commit lands), then the supervised workers, then
         // storage: the server never exits leaving a child behind or a result unrecorded.
+        hub.close();
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
           .then(() =>
             engine !== undefined && endpoint !== undefined
