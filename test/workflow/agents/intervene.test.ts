@@ -4,11 +4,12 @@
 // transcript or the run's end; then the outcomes that are not Applied, and the HTTP errors.
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { SKEIN_BIN, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -152,6 +153,19 @@ after(async () => {
   await model?.close();
   await dir?.remove();
 });
+
+/** Runs `skein ARGS` without blocking this process (the scripted model lives here). */
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [SKEIN_BIN, ...args, "--server", server.url, "--token", token],
+      { env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
+      (error, stdout, stderr) =>
+        done({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }),
+    );
+  });
+}
 
 const toolCall = (id: string, name: string, args = "{}") => ({ id, name, arguments: args });
 
@@ -358,6 +372,58 @@ describe("intervention on a live agent attempt", () => {
     await doomed.exited;
     assert.equal(await intervene(id, a, { kind: "PauseResume", paused: true }), "StaleTarget");
     await api("/workflows/cancel", { workflow_id: id });
+  });
+});
+
+describe("skein attempts and skein intervene", () => {
+  test("list, pause, budget, inject, approve, resume from the command line", async () => {
+    const seen = model.requests.length;
+    // The approval holds the loop, so the commands' start-up time cannot race it.
+    model.push({ tool_calls: [toolCall("c9", "lookup")] }, { content: "via cli" });
+    const id = await start("ask");
+    const a = await liveAttempt(id, seen);
+    const listed = await cli(["attempts", id]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout).attempts, [a]);
+    const ident = [id, a.run_id, String(a.activity_id), String(a.attempt)];
+    await until("the pending approval", async () =>
+      (await transcript(id, a)).some((e) => e.type === "approval") ? true : undefined,
+    );
+    const paused = await cli(["intervene", "pause", ...ident]);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.deepEqual(JSON.parse(paused.stdout), { outcome: { outcome: "Applied" } });
+    const budget = await cli(["intervene", "budget", ...ident, "--max-turns", "4"]);
+    assert.equal(budget.code, 0, budget.stderr);
+    const injected = await cli(["intervene", "inject", ...ident, "and be quick"]);
+    assert.equal(injected.code, 0, injected.stderr);
+    const approved = await cli(["intervene", "approve", ...ident, "c9", "--note", "ok"]);
+    assert.equal(approved.code, 0, approved.stderr);
+    await until("the tool result", async () =>
+      (await transcript(id, a)).some((e) => e.type === "tool_result") ? true : undefined,
+    );
+    assert.equal(model.requests.length, seen + 1);
+    assert.equal((await cli(["intervene", "resume", ...ident])).code, 0);
+    assert.equal((await ended(id)).output, "via cli");
+    assert.equal(model.requests[seen + 1]!.messages.at(-1)!.content, "and be quick");
+    const kinds = (await transcript(id, a))
+      .filter((e) => e.type === "control")
+      .map((e) => (e.control as { kind: { kind: string } }).kind.kind);
+    assert.deepEqual(kinds, [
+      "PauseResume",
+      "UpdateBudget",
+      "InjectMessage",
+      "RespondToApproval",
+      "PauseResume",
+    ]);
+    // After the end: StaleTarget, exit 1.
+    const stale = await cli(["intervene", "pause", ...ident]);
+    assert.deepEqual(
+      [stale.code, JSON.parse(stale.stdout)],
+      [1, { outcome: { outcome: "StaleTarget" } }],
+    );
+    // Cancelling one attempt is HTTP only.
+    assert.equal((await cli(["intervene", "cancel", ...ident])).code, 2);
+    assert.equal((await cli(["intervene", "budget", ...ident])).code, 2);
   });
 });
 
