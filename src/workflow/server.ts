@@ -205,6 +205,7 @@ export async function startServer(
       enabled: config.settings.agents.transport,
       verify,
       logger: options.logger,
+      transcripts: store.transcripts,
     });
     const matcher = endpoint?.matcher;
     const app = buildApp({
@@ -262,6 +263,7 @@ export async function startServer(
         // storage: the server never exits leaving a child behind or a result unrecorded.
         hub.close();
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
+          .then(() => hub.flushed())
           .then(() =>
             engine !== undefined && endpoint !== undefined
               ? stopWorkflows(engine, endpoint)

@@ -5,8 +5,8 @@
  * answer controls. The hub knows which connection owns which live attempt; an intervention
  * becomes a control sent to that owner, and its outcome is the owner's answer:
  * `StaleTarget` when no connection owns the attempt (finished, gRPC-only worker, killed
- * worker, transport off), the connection drops, or no answer comes in time. Transcripts are
- * kept per attempt in memory on this node (see docs/agents.md on durability).
+ * worker, transport off), the connection drops, or no answer comes in time. Transcript
+ * entries are stored durably (the store's `agent_transcripts`, migration 5) in arrival order.
  */
 
 import type { IncomingMessage } from "node:http";
@@ -14,6 +14,7 @@ import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../common/log.ts";
 import { canAccessNamespace, type TokenVerifier } from "../auth/tokens.ts";
+import type { TranscriptStore } from "../persistence/store.ts";
 import {
   type AttemptIdentity,
   type Capability,
@@ -45,13 +46,21 @@ export class AgentHub {
   readonly #verify: TokenVerifier;
   readonly #log: Logger;
   readonly #live = new Map<string, Owned>();
-  readonly #transcripts = new Map<string, unknown[]>();
+  readonly #transcripts: TranscriptStore;
+  /** Appends in arrival order: each waits for the one before (a pool may reorder otherwise). */
+  #writes: Promise<void> = Promise.resolve();
   readonly #pending = new Map<number, (outcome: Outcome) => void>();
   readonly #wss: WebSocketServer;
   #nextId = 1;
 
-  constructor(options: { enabled: boolean; verify: TokenVerifier; logger: Logger }) {
+  constructor(options: {
+    enabled: boolean;
+    verify: TokenVerifier;
+    logger: Logger;
+    transcripts: TranscriptStore;
+  }) {
     this.enabled = options.enabled;
+    this.#transcripts = options.transcripts;
     this.#verify = options.verify;
     this.#log = options.logger;
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
@@ -134,13 +143,13 @@ export class AgentHub {
   }
 
   #append(ref: AttemptIdentity, entry: unknown): void {
-    const key = identityKey(ref);
-    let list = this.#transcripts.get(key);
-    if (list === undefined) {
-      list = [];
-      this.#transcripts.set(key, list);
-    }
-    list.push(entry);
+    const at = Date.now();
+    const row = { runId: ref.run_id, activityId: ref.activity_id, attempt: ref.attempt };
+    this.#writes = this.#writes
+      .then(() => this.#transcripts.append(row, JSON.stringify(entry), at))
+      .catch((error: unknown) =>
+        this.#log.error({ err: error }, "cannot store an agent transcript entry"),
+      );
   }
 
   /** Live agent attempts of a workflow in a namespace. */
@@ -155,8 +164,20 @@ export class AgentHub {
       }));
   }
 
-  transcript(ref: AttemptIdentity): readonly unknown[] {
-    return this.#transcripts.get(identityKey(ref)) ?? [];
+  /** The attempt's stored transcript, including every entry received before this call. */
+  async transcript(ref: AttemptIdentity): Promise<unknown[]> {
+    await this.#writes;
+    const rows = await this.#transcripts.list({
+      runId: ref.run_id,
+      activityId: ref.activity_id,
+      attempt: ref.attempt,
+    });
+    return rows.map((text) => JSON.parse(text) as unknown);
+  }
+
+  /** Waits for the entries received so far to be stored (shutdown). */
+  flushed(): Promise<void> {
+    return this.#writes;
   }
 
   /** Sends a control to the attempt's owner and waits for its outcome. */

@@ -99,6 +99,6 @@ export function agentRoutes(app: FastifyInstance, roles: AgentRoles): void {
     const namespace = grantedNamespace(roles, request, body.namespace);
     await roles.runs.describe(namespace, body.workflow_id, body.run_id);
     const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
-    return { entries: roles.hub.transcript(ref) };
+    return { entries: await roles.hub.transcript(ref) };
   });
 }

@@ -33,6 +33,9 @@ let dir: { path: string; remove: () => Promise<void> };
 let server: ServerProcess;
 let model: ScriptedModel;
 let token: string;
+let configFile: string;
+/** A finished attempt whose transcript holds a Cancel control, read again after a restart. */
+let cancelled: { id: string; a: Attempt } | undefined;
 const workers: ReturnType<typeof spawnWorker>[] = [];
 
 /** `null` sends no bearer at all. */
@@ -112,7 +115,8 @@ const requests = (n: number) =>
 before(async () => {
   dir = await tempDir();
   model = await startScriptedModel();
-  server = await startServe(await writeConfig(dir.path, '[namespaces]\ndefault = "default"'));
+  configFile = await writeConfig(dir.path, '[namespaces]\ndefault = "default"');
+  server = await startServe(configFile);
   token = await tokenFor(dir.path, { subject: "operator", namespaces: "*", worker: true });
   for (const definition of DEFINITIONS) {
     const r = await api("/workflows/definitions", { definition });
@@ -316,6 +320,7 @@ describe("intervention on a live agent attempt", () => {
     assert.deepEqual(control.control.kind, { kind: "Cancel", reason: "operator stop" });
     assert.equal(control.control.subject, "operator");
     assert.ok(Date.parse(control.control.at) >= before - 1000);
+    cancelled = { id, a };
     // The attempt is no longer live: a finished attempt is a StaleTarget.
     assert.equal(await intervene(id, a, { kind: "Cancel", reason: "again" }), "StaleTarget");
     assert.deepEqual((await api("/workflows/attempts", { workflow_id: id })).body.attempts, []);
@@ -424,6 +429,17 @@ describe("skein attempts and skein intervene", () => {
     // Cancelling one attempt is HTTP only.
     assert.equal((await cli(["intervene", "cancel", ...ident])).code, 2);
     assert.equal((await cli(["intervene", "budget", ...ident])).code, 2);
+  });
+});
+
+describe("transcripts are durable", () => {
+  test("a transcript reads the same after the server restarts", async () => {
+    assert.ok(cancelled !== undefined, "the Cancel test ran first");
+    const before = await transcript(cancelled.id, cancelled.a);
+    assert.ok(before.some((e) => e.type === "control"));
+    await server.stop();
+    server = await startServe(configFile);
+    assert.deepEqual(await transcript(cancelled.id, cancelled.a), before);
   });
 });
 
