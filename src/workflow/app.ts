@@ -55,15 +55,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }
   if (roles.workflows !== undefined) {
-    const hub = roles.agents?.hub;
-    workflowRoutes(app, {
-      namespaces: roles.namespaces,
-      ...roles.workflows,
-      // Workflow cancellation also sends Cancel over the agent transport to the run's attempts.
-      ...(hub === undefined
-        ? {}
-        : { onCancelled: (runId, subject) => hub.cancelRun(runId, "workflow cancelled", subject) }),
-    });
+    workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
     if (roles.agents !== undefined) {
       agentRoutes(app, {
         namespaces: roles.namespaces,

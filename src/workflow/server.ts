@@ -12,6 +12,7 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
+import { withAgentCancel } from "./agents/dispatch.ts";
 import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
@@ -128,6 +129,13 @@ export async function startServer(
     });
     await registry.createDefault();
     const verify = createVerifier(key.publicKey);
+    // The agent transport exists only when configured on; off, every intervention is stale.
+    const hub = new AgentHub({
+      enabled: config.settings.agents.transport,
+      verify,
+      logger: options.logger,
+      transcripts: store.transcripts,
+    });
 
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
     let engine: Engine | undefined;
@@ -173,7 +181,7 @@ export async function startServer(
         },
         events: running.matcherEvents,
       });
-      running.attach(endpoint.matcher);
+      running.attach(withAgentCancel(endpoint.matcher, hub));
       try {
         // Every run is back in memory (its attempts offered again) before HTTP serves.
         recoveredRuns = await running.recover();
@@ -200,13 +208,6 @@ export async function startServer(
     const deploymentsEnabled = config.settings.deployments.enabled;
     if (deploymentsEnabled) await deployments.startAll();
 
-    // The agent transport exists only when configured on; off, every intervention is stale.
-    const hub = new AgentHub({
-      enabled: config.settings.agents.transport,
-      verify,
-      logger: options.logger,
-      transcripts: store.transcripts,
-    });
     const matcher = endpoint?.matcher;
     const app = buildApp({
       logger: options.logger,

@@ -213,17 +213,20 @@ export class AgentHub {
     });
   }
 
-  /** Workflow cancellation: a Cancel control to every live agent attempt of the run. */
-  cancelRun(runId: string, reason: string, subject: string): void {
-    for (const owned of this.#live.values()) {
-      if (owned.ref.run_id !== runId) continue;
-      const control: Control = {
-        kind: { kind: "Cancel", reason },
-        subject,
-        at: new Date().toISOString(),
-      };
-      owned.socket.send(controlJson({ type: "control", id: 0, ref: owned.ref, control }));
-    }
+  /**
+   * The engine gave the attempt up (see dispatch.ts): a Cancel control, stamped by the
+   * server itself (subject `skein`), to its owner if it is a live agent attempt.
+   */
+  cancelAttempt(ref: AttemptIdentity, reason: string): void {
+    const owned = this.#live.get(identityKey(ref));
+    if (owned === undefined || owned.socket.readyState !== owned.socket.OPEN) return;
+    const control: Control = {
+      kind: { kind: "Cancel", reason },
+      subject: "skein",
+      at: new Date().toISOString(),
+    };
+    // Id 0: nobody waits for the answer.
+    owned.socket.send(controlJson({ type: "control", id: 0, ref: owned.ref, control }));
   }
 
   close(): void {

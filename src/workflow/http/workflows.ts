@@ -136,8 +136,6 @@ export interface WorkflowRoles {
   readonly namespaces: NamespaceRegistry;
   readonly definitions: DefinitionRegistry;
   readonly runs: RunService;
-  /** Called after a cancel applied to a run, with the bearer's subject. */
-  readonly onCancelled?: (runId: string, subject: string) => void;
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
@@ -229,9 +227,6 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const body = runBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, { kind });
-      if (kind === "cancel" && done.applied) {
-        roles.onCancelled?.(done.runId, principalOf(request).subject);
-      }
       return controlJson(done);
     });
   }

@@ -27,6 +27,7 @@ const DEFINITIONS = [
   flow("ask_limited", "limited"),
   flow("ask_plain", "assistant", "plain"),
   flow("ask_doomed", "assistant", "doomed"),
+  "name: parent_ask\nsteps:\n  - { id: c, child: { workflow: ask, input: input } }\n",
 ];
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -363,6 +364,26 @@ describe("intervention on a live agent attempt", () => {
     assert.equal(r.body.status, "Cancelled");
     await until("no live attempt", async () => {
       const list = (await api("/workflows/attempts", { workflow_id: id })).body.attempts;
+      return list.length === 0 ? true : undefined;
+    });
+  });
+
+  test("cancelling a parent run ends its child's live agent attempt", async () => {
+    const seen = model.requests.length;
+    model.push({ content: "never", delay_ms: 60_000 });
+    const parent = await start("parent_ask");
+    await requests(seen + 1);
+    const child = await until("the child run", async () => {
+      const r = await api("/workflows/history", { workflow_id: parent });
+      const started = r.body.events.find((e: { type: string }) => e.type === "ChildStarted");
+      return started?.child_run_id as string | undefined;
+    });
+    await liveAttempt(child, seen);
+    const r = await api("/workflows/cancel", { workflow_id: parent });
+    assert.equal(r.body.status, "Cancelled");
+    assert.equal((await ended(child)).status, "Cancelled");
+    await until("no live attempt of the child", async () => {
+      const list = (await api("/workflows/attempts", { workflow_id: child })).body.attempts;
       return list.length === 0 ? true : undefined;
     });
   });
