@@ -15,6 +15,7 @@
 
 import {
   array,
+  boolean,
   type Decoded,
   nullable,
   object,
@@ -44,6 +45,8 @@ export const agentSpec = object({
   tools: optional(array(string({ minBytes: 1 }))),
   max_tokens: withDefault(nullable(u64({ min: 1 })), null),
   max_turns: withDefault(u32({ min: 1, max: 10_000 }), 16),
+  /** Ask for server-sent event chunks (`stream: true`) instead of one JSON reply. */
+  stream: withDefault(boolean(), false),
   capabilities: withDefault(array(oneOf(CAPABILITIES)), [...CAPABILITIES]),
 });
 export type AgentSpec = Decoded<typeof agentSpec>;
@@ -301,7 +304,7 @@ async function runTool(
   return content;
 }
 
-/** One chat-completions call (non-streaming). */
+/** One chat-completions call, plain or streamed. */
 async function complete(
   spec: AgentSpec,
   key: string | undefined,
@@ -319,6 +322,7 @@ async function complete(
     body: JSON.stringify({
       model: spec.model,
       messages,
+      ...(spec.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       ...(tools.length === 0
         ? {}
         : {
@@ -333,6 +337,7 @@ async function complete(
           }),
     }),
   });
+  if (response.ok && spec.stream) return readStream(response);
   const text = await response.text();
   if (!response.ok) {
     throw new ActivityError(
@@ -353,5 +358,73 @@ async function complete(
       ...(message.tool_calls === undefined ? {} : { tool_calls: message.tool_calls }),
     },
     tokens: body.usage?.total_tokens ?? 0,
+  };
+}
+
+interface StreamChunk {
+  choices?: {
+    delta?: {
+      content?: string | null;
+      tool_calls?: {
+        index: number;
+        id?: string;
+        function?: { name?: string; arguments?: string };
+      }[];
+    };
+  }[];
+  usage?: { total_tokens?: number } | null;
+}
+
+/** Assembles a streamed reply: text pieces joined, tool calls merged by index. */
+async function readStream(response: Response): Promise<{ message: ChatMessage; tokens: number }> {
+  let content = "";
+  let sawContent = false;
+  let tokens = 0;
+  const calls: { id: string; type: "function"; function: { name: string; arguments: string } }[] =
+    [];
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const take = (event: string) => {
+    for (const line of event.split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (data === "[DONE]" || data === "") continue;
+      const chunk = JSON.parse(data) as StreamChunk;
+      if (typeof chunk.usage?.total_tokens === "number") tokens = chunk.usage.total_tokens;
+      const delta = chunk.choices?.[0]?.delta;
+      if (typeof delta?.content === "string") {
+        content += delta.content;
+        sawContent = true;
+      }
+      for (const part of delta?.tool_calls ?? []) {
+        let call = calls[part.index];
+        if (call === undefined) {
+          call = { id: "", type: "function", function: { name: "", arguments: "" } };
+          calls[part.index] = call;
+        }
+        if (part.id !== undefined) call.id = part.id;
+        call.function.name += part.function?.name ?? "";
+        call.function.arguments += part.function?.arguments ?? "";
+      }
+    }
+  };
+  for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(bytes, { stream: true });
+    let end = buffer.indexOf("\n\n");
+    while (end >= 0) {
+      take(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+      end = buffer.indexOf("\n\n");
+    }
+  }
+  take(buffer);
+  const toolCalls = calls.filter((c) => c !== undefined);
+  return {
+    message: {
+      role: "assistant",
+      content: sawContent ? content : null,
+      ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }),
+    },
+    tokens,
   };
 }

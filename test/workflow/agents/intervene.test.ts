@@ -25,6 +25,7 @@ const flow = (name: string, action: string, queue = "agents") =>
 const DEFINITIONS = [
   flow("ask", "assistant"),
   flow("ask_limited", "limited"),
+  flow("ask_streaming", "streamer"),
   flow("ask_plain", "assistant", "plain"),
   flow("ask_doomed", "assistant", "doomed"),
   "name: parent_ask\nsteps:\n  - { id: c, child: { workflow: ask, input: input } }\n",
@@ -129,6 +130,7 @@ before(async () => {
   const actions = {
     assistant: { agent },
     limited: { agent: { ...agent, capabilities: ["Cancel"] } },
+    streamer: { agent: { ...agent, stream: true } },
     echo: {
       description: "echoes",
       exec: { command: [process.execPath, "-e", "process.stdin.pipe(process.stdout)"] },
@@ -217,6 +219,20 @@ describe("intervention on a live agent attempt", () => {
     );
     assert.equal(next.at(-1)!.content, text);
     assert.equal(next.at(-2)!.content, '{"x":1}');
+  });
+
+  test("a streaming agent assembles tool calls and text from the chunks", async () => {
+    const seen = model.requests.length;
+    model.push(
+      { tool_calls: [toolCall("s1", "echo", '{"streamed":true}')] },
+      { content: "a streamed answer, long enough to come in several pieces" },
+    );
+    const id = await start("ask_streaming");
+    const run = await ended(id);
+    assert.equal(run.output, "a streamed answer, long enough to come in several pieces");
+    assert.equal(model.requests[seen]!.stream, true);
+    const toolMessage = model.requests[seen + 1]!.messages.at(-1)!;
+    assert.deepEqual([toolMessage.role, toolMessage.content], ["tool", '{"streamed":true}']);
   });
 
   test("InjectMessage Interrupt cuts a slow model call short and steers at once", async () => {
