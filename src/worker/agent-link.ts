@@ -20,6 +20,9 @@ import {
   type WorkerMessage,
 } from "../workflow/agents/control.ts";
 
+/** Transcript entries kept while disconnected; beyond this the oldest are dropped. */
+export const BACKLOG_MAX = 10_000;
+
 export interface LiveRegistration {
   readonly ref: AttemptIdentity;
   readonly namespace: string;
@@ -57,7 +60,13 @@ export class AgentLink {
       for (const m of this.#backlog.splice(0)) this.#send(m);
     });
     ws.on("message", (data) => {
-      const message = JSON.parse(String(data)) as ServerMessage;
+      let message: ServerMessage;
+      try {
+        message = JSON.parse(String(data)) as ServerMessage;
+      } catch {
+        this.#log?.warn("agent transport: a message that is not JSON; ignored");
+        return;
+      }
       if (message.type !== "control") return;
       const live = this.#live.get(identityKey(message.ref));
       const outcome: Outcome = live === undefined ? "StaleTarget" : live.onControl(message.control);
@@ -75,7 +84,13 @@ export class AgentLink {
   #send(message: WorkerMessage): void {
     const ws = this.#ws;
     if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
-      if (message.type === "transcript") this.#backlog.push(message);
+      if (message.type === "transcript") {
+        this.#backlog.push(message);
+        if (this.#backlog.length > BACKLOG_MAX) {
+          this.#backlog.shift();
+          this.#log?.warn("agent transport down: dropped the oldest unsent transcript entry");
+        }
+      }
       return;
     }
     ws.send(JSON.stringify(message));
