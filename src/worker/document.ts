@@ -1,7 +1,7 @@
 /**
  * The worker document: `{ name, task_queue, actions: { NAME: {...} } }` in YAML or JSON,
  * whose action shape depends on the worker kind (`exec`, `module`, `http`). It is read and
- * decoded once at start-up, every action's handler is built (a module is imported, so a
+ * decoded once at start-up (an `agent` document's actions are agents or `exec` tools), every action's handler is built (a module is imported, so a
  * wrong path fails here), and any refusal names the field: `actions.greet.command: must not
  * be empty`. Relative paths in actions resolve against the document's folder.
  */
@@ -12,20 +12,26 @@ import {
   type Decoder,
   decode,
   object,
+  oneOf,
+  optional,
+  refine,
   string,
   stringMap,
   withCode,
+  withDefault,
 } from "../common/decode/index.ts";
 import { formatOf, parseDocumentText } from "../common/document-text.ts";
 import { SkeinError } from "../common/errors.ts";
+import type { AgentLink } from "./agent-link.ts";
 import type { Handler } from "./handler.ts";
+import { agentHandler, agentSpec, type ToolSpec } from "./kinds/agent.ts";
 import { execAction, execHandler } from "./kinds/exec.ts";
 import { httpAction, httpHandler } from "./kinds/http.ts";
 import { moduleAction, moduleHandler } from "./kinds/module.ts";
 
 const DOCUMENT_CODE = "worker_document_invalid";
 
-export const WORKER_KINDS = ["exec", "module", "http"] as const;
+export const WORKER_KINDS = ["exec", "module", "http", "agent"] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -47,7 +53,22 @@ function documentDecoder<A>(action: Decoder<A>) {
   );
 }
 
+/** An `agent` document's action: an agent loop, or an `exec` tool the agents may call. */
+const agentAction = refine(
+  object({
+    description: withDefault(string({ maxBytes: 4096 }), ""),
+    approval: withDefault(oneOf(["none", "required"]), "none"),
+    agent: optional(agentSpec),
+    exec: optional(execAction),
+  }),
+  (a) =>
+    (a.agent === undefined) === (a.exec === undefined)
+      ? "must have exactly one of agent or exec"
+      : undefined,
+);
+
 const decoders = {
+  agent: documentDecoder(agentAction),
   exec: documentDecoder(execAction),
   module: documentDecoder(moduleAction),
   http: documentDecoder(httpAction),
@@ -91,7 +112,11 @@ export async function inspectWorkerDocument(
 }
 
 /** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */
-export async function loadWorkerDocument(kind: WorkerKind, path: string): Promise<WorkerDocument> {
+export async function loadWorkerDocument(
+  kind: WorkerKind,
+  path: string,
+  options: { readonly agentLink?: AgentLink } = {},
+): Promise<WorkerDocument> {
   const { full, raw } = await readDocument(path);
   const baseDir = dirname(full);
   const handlers = new Map<string, Handler>();
@@ -115,6 +140,37 @@ export async function loadWorkerDocument(kind: WorkerKind, path: string): Promis
     case "http": {
       const doc = decodeDocument(decoders.http, raw);
       for (const [action, spec] of doc.actions) handlers.set(action, httpHandler(spec));
+      ({ name, task_queue: taskQueue } = doc);
+      break;
+    }
+    case "agent": {
+      const doc = decodeDocument(decoders.agent, raw);
+      const tools: ToolSpec[] = [];
+      for (const [action, spec] of doc.actions) {
+        if (spec.exec === undefined) continue;
+        const handler = execHandler(spec.exec, baseDir);
+        handlers.set(action, handler);
+        tools.push({
+          name: action,
+          description: spec.description,
+          approval: spec.approval === "required",
+          handler,
+        });
+      }
+      for (const [action, spec] of doc.actions) {
+        if (spec.agent === undefined) continue;
+        const named = spec.agent.tools;
+        for (const tool of named ?? []) {
+          if (!tools.some((t) => t.name === tool)) {
+            throw new SkeinError(
+              DOCUMENT_CODE,
+              `actions.${action}.agent.tools: ${JSON.stringify(tool)} is not an exec action of this document`,
+            );
+          }
+        }
+        const own = tools.filter((t) => named === undefined || named.includes(t.name));
+        handlers.set(action, agentHandler(spec.agent, own, options.agentLink));
+      }
       ({ name, task_queue: taskQueue } = doc);
       break;
     }

@@ -8,8 +8,10 @@
 
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "../common/log.ts";
+import type { AgentHub } from "./agents/hub.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { DeploymentService } from "./deployments/service.ts";
+import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
 import { installErrorHandling } from "./http/errors.ts";
@@ -30,6 +32,11 @@ export interface AppRoles {
   readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
   /** Definitions and runs; absent on a backend without workflow persistence. */
   readonly workflows?: { readonly definitions: DefinitionRegistry; readonly runs: RunService };
+  /** The agent transport's hub and the gRPC attempts of a run, for the intervention routes. */
+  readonly agents?: {
+    readonly hub: AgentHub;
+    readonly grpcAttempts: (runId: string) => readonly GrpcAttempt[];
+  };
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -49,6 +56,17 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   }
   if (roles.workflows !== undefined) {
     workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
+    if (roles.agents !== undefined) {
+      agentRoutes(app, {
+        namespaces: roles.namespaces,
+        runs: roles.workflows.runs,
+        ...roles.agents,
+      });
+      const agentHub = roles.agents.hub;
+      app.server.on("upgrade", (request, socket, head) =>
+        agentHub.handleUpgrade(request, socket, head),
+      );
+    }
   }
   return app;
 }

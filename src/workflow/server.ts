@@ -12,6 +12,8 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
+import { withAgentCancel } from "./agents/dispatch.ts";
+import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
@@ -127,6 +129,13 @@ export async function startServer(
     });
     await registry.createDefault();
     const verify = createVerifier(key.publicKey);
+    // The agent transport exists only when configured on; off, every intervention is stale.
+    const hub = new AgentHub({
+      enabled: config.settings.agents.transport,
+      verify,
+      logger: options.logger,
+      transcripts: store.transcripts,
+    });
 
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
     let engine: Engine | undefined;
@@ -172,7 +181,7 @@ export async function startServer(
         },
         events: running.matcherEvents,
       });
-      running.attach(endpoint.matcher);
+      running.attach(withAgentCancel(endpoint.matcher, hub));
       try {
         // Every run is back in memory (its attempts offered again) before HTTP serves.
         recoveredRuns = await running.recover();
@@ -199,6 +208,7 @@ export async function startServer(
     const deploymentsEnabled = config.settings.deployments.enabled;
     if (deploymentsEnabled) await deployments.startAll();
 
+    const matcher = endpoint?.matcher;
     const app = buildApp({
       logger: options.logger,
       verify,
@@ -206,11 +216,15 @@ export async function startServer(
       maxBodyBytes: config.settings.http.max_body_bytes,
       deployments: { service: deployments, enabled: deploymentsEnabled },
       ...(workflows === undefined ? {} : { workflows }),
+      ...(matcher === undefined
+        ? {}
+        : { agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) } }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
       await app.listen({ host: listen.host, port: listen.port });
     } catch (error) {
+      hub.close();
       await app.close();
       if (engine !== undefined && endpoint !== undefined) await stopWorkflows(engine, endpoint);
       await supervisor.close();
@@ -248,7 +262,9 @@ export async function startServer(
         // The API first (no request can start a run or a worker meanwhile), then the engine
         // and its worker endpoint (the last commit lands), then the supervised workers, then
         // storage: the server never exits leaving a child behind or a result unrecorded.
+        hub.close();
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
+          .then(() => hub.flushed())
           .then(() =>
             engine !== undefined && endpoint !== undefined
               ? stopWorkflows(engine, endpoint)

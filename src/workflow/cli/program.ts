@@ -5,7 +5,9 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { attemptsCommand } from "./attempts.ts";
 import { deploymentCommand } from "./deployment.ts";
+import { interveneCommand } from "./intervene.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
 import { tokenCommand } from "./token.ts";
@@ -23,5 +25,7 @@ export const skeinProgram: Program = {
     tokenCommand,
     namespaceCommand,
     deploymentCommand,
+    attemptsCommand,
+    interveneCommand,
   ],
 };

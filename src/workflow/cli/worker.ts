@@ -20,6 +20,7 @@ import {
 } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger } from "../../common/log.ts";
+import { AgentLink } from "../../worker/agent-link.ts";
 import { loadWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
 import { watchParent } from "../../worker/parent-watch.ts";
 import { WorkerGaveUp, WorkerRefused, WorkerRuntime } from "../../worker/runtime.ts";
@@ -47,6 +48,8 @@ export interface WorkerArgs {
   readonly reconnectMaxMs: number;
   readonly reconnectMaxAttempts: number;
   readonly tokenFile: string | undefined;
+  /** The server's HTTP URL for the agent transport (`agent` kind); absent: gRPC only. */
+  readonly agentUrl: string | undefined;
 }
 
 const OPTIONS = {
@@ -57,6 +60,7 @@ const OPTIONS = {
   "reconnect-max-backoff": { type: "string" },
   "reconnect-max-attempts": { type: "string" },
   "token-file": { type: "string" },
+  "agent-url": { type: "string" },
 } as const;
 
 function option<T>(name: string, decoder: Decoder<T>, text: string | undefined, fallback: T): T {
@@ -123,6 +127,12 @@ export function parseWorkerArgs(args: readonly string[]): WorkerArgs {
     reconnectMaxMs: Math.round(max * 1000),
     reconnectMaxAttempts: attempts,
     tokenFile: values["token-file"],
+    agentUrl: option(
+      "agent-url",
+      string({ pattern: /^https?:\/\/\S+$/, patternReason: "must be an http:// or https:// URL" }),
+      values["agent-url"],
+      undefined,
+    ),
   };
 }
 
@@ -147,9 +157,17 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   const parsed = parseWorkerArgs(args);
   const logger = createLogger({ name: "skein-worker" });
   let runtime: WorkerRuntime;
+  let link: AgentLink | undefined;
   try {
     const token = parsed.tokenFile === undefined ? undefined : readToken(parsed.tokenFile);
-    const document = await loadWorkerDocument(parsed.kind, parsed.document);
+    // Agent workers also hold the agent transport when told the server's HTTP URL.
+    link =
+      parsed.kind === "agent" && parsed.agentUrl !== undefined
+        ? new AgentLink(parsed.agentUrl, token, logger)
+        : undefined;
+    const document = await loadWorkerDocument(parsed.kind, parsed.document, {
+      ...(link === undefined ? {} : { agentLink: link }),
+    });
     runtime = new WorkerRuntime({
       document,
       target: parsed.target,
@@ -165,6 +183,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
       logger,
     });
   } catch (error) {
+    link?.close();
     if (error instanceof SkeinError) {
       io.err(`skein worker: ${parsed.document}: ${error.message}`);
       return 1;
@@ -194,6 +213,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
     throw error;
   } finally {
     parent?.stop();
+    link?.close();
     process.off("SIGTERM", stop);
     process.off("SIGINT", stop);
     // A handler that ignored its abort signal (a user module's stray timer) must not keep a
@@ -204,11 +224,11 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
 
 export const workerCommand: Command = {
   name: "worker",
-  summary: "run a builtin worker (exec, module or http) from a worker document",
+  summary: "run a builtin worker (exec, module, http or agent) from a worker document",
   help: [
     "KIND DOC [options]",
     "",
-    "KIND is exec, module or http; DOC is the worker document (YAML or JSON).",
+    "KIND is exec, module, http or agent; DOC is the worker document (YAML or JSON).",
     "",
     "Options:",
     `  --endpoint ADDR                   gRPC endpoint, host:port or http://host:port (default ${WORKER_DEFAULTS.endpoint})`,
@@ -218,6 +238,7 @@ export const workerCommand: Command = {
     `  --reconnect-max-backoff SECS      longest wait between reconnects (default ${WORKER_DEFAULTS.reconnectMaxBackoffS})`,
     "  --reconnect-max-attempts N        failed reconnects in a row before giving up; 0 never (default 0)",
     "  --token-file PATH                 file holding the bearer token (worker grant)",
+    "  --agent-url URL                   agent kind: the server's HTTP URL for the agent transport",
   ].join("\n"),
   run: runWorker,
 };

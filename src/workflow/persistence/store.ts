@@ -82,6 +82,23 @@ export interface DeploymentStore {
 }
 // ---- end of worker deployments ------------------------------------------------------------
 
+// ---- Agent transcripts (issue 7) ---------------------------------------------------------
+// One row per transcript entry of an agent attempt, as JSON text, in arrival order.
+
+export interface TranscriptRef {
+  readonly runId: string;
+  readonly activityId: number;
+  readonly attempt: number;
+}
+
+export interface TranscriptStore {
+  /** Appends one entry (JSON text) to the attempt's transcript. */
+  append(ref: TranscriptRef, entry: string, at: number): Promise<void>;
+  /** The attempt's entries (JSON text), oldest first. */
+  list(ref: TranscriptRef): Promise<string[]>;
+}
+// ---- end of agent transcripts ---------------------------------------------------------------
+
 export interface WorkflowStore {
   /** Which backend this is, for logs and the start-up banner. */
   readonly backend: string;
@@ -89,6 +106,7 @@ export interface WorkflowStore {
   readonly schemaVersion: number;
   readonly namespaces: NamespaceStore;
   readonly deployments: DeploymentStore;
+  readonly transcripts: TranscriptStore;
   /**
    * Definitions and runs (both backends have them). A backend without them leaves this
    * undefined; the server then serves namespaces only, with no engine or workflow routes.

@@ -137,3 +137,30 @@ export function deploymentConformance(backend: Backend): void {
     }
   });
 }
+
+export function transcriptConformance(backend: Backend): void {
+  test("transcripts: entries per attempt, in arrival order, durable across a reopen", async () => {
+    const place = await backend.fresh();
+    const a = { runId: "r1", activityId: 0, attempt: 1 };
+    const b = { runId: "r1", activityId: 0, attempt: 2 };
+    const store = await backend.open(place);
+    try {
+      assert.deepEqual(await store.transcripts.list(a), []);
+      for (let i = 0; i < 12; i++) await store.transcripts.append(a, `{"n":${i}}`, 1000 + i);
+      await store.transcripts.append(b, '{"other":true}', 2000);
+    } finally {
+      await store.close();
+    }
+    const again = await backend.open(place);
+    try {
+      assert.deepEqual(
+        await again.transcripts.list(a),
+        Array.from({ length: 12 }, (_, i) => `{"n":${i}}`),
+      );
+      assert.deepEqual(await again.transcripts.list(b), ['{"other":true}']);
+      assert.deepEqual(await again.transcripts.list({ ...a, activityId: 1 }), []);
+    } finally {
+      await again.close();
+    }
+  });
+}

@@ -95,6 +95,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX workflow_outbox_open ON workflow_outbox (state) WHERE state <> 'done';
     `,
   },
+  {
+    version: 5,
+    name: "agent_transcripts",
+    // Transcript entries of agent attempts; seq keeps arrival order.
+    sql: `
+      CREATE TABLE agent_transcripts (
+        seq BIGSERIAL PRIMARY KEY,
+        run_id TEXT COLLATE "C" NOT NULL,
+        activity_id INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        entry TEXT NOT NULL,
+        at BIGINT NOT NULL
+      );
+      CREATE INDEX agent_transcripts_attempt ON agent_transcripts (run_id, activity_id, attempt, seq);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -13,6 +13,7 @@ import { PostgresDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
 import { PostgresNamespaceStore } from "./namespaces.ts";
 import { PostgresRunStore } from "./runs.ts";
+import { PostgresTranscriptStore } from "./transcripts.ts";
 
 /** Connections per node; the engine's claim loops and the API share them. */
 export const POOL_SIZE = 10;
@@ -35,6 +36,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly schemaVersion: number;
   readonly namespaces: PostgresNamespaceStore;
   readonly deployments: PostgresDeploymentStore;
+  readonly transcripts: PostgresTranscriptStore;
   readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
   readonly #pool: pg.Pool;
 
@@ -43,6 +45,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
     this.schemaVersion = schemaVersion;
     this.namespaces = new PostgresNamespaceStore(pool);
     this.deployments = new PostgresDeploymentStore(pool);
+    this.transcripts = new PostgresTranscriptStore(pool);
     this.workflows = {
       definitions: new PostgresDefinitionStore(pool),
       runs: new PostgresRunStore(pool),

@@ -103,6 +103,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX workflow_outbox_open ON workflow_outbox (state) WHERE state <> 'done';
     `,
   },
+  {
+    version: 5,
+    name: "agent_transcripts",
+    // Transcript entries of agent attempts; seq keeps arrival order.
+    sql: `
+      CREATE TABLE agent_transcripts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        activity_id INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        entry TEXT NOT NULL,
+        at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX agent_transcripts_attempt ON agent_transcripts (run_id, activity_id, attempt, seq);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

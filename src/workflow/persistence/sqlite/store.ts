@@ -12,12 +12,14 @@ import { SqliteDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
 import { SqliteNamespaceStore } from "./namespaces.ts";
 import { SqliteRunStore } from "./runs.ts";
+import { SqliteTranscriptStore } from "./transcripts.ts";
 
 export class SqliteWorkflowStore implements WorkflowStore {
   readonly backend = "sqlite";
   readonly schemaVersion: number;
   readonly namespaces: SqliteNamespaceStore;
   readonly deployments: SqliteDeploymentStore;
+  readonly transcripts: SqliteTranscriptStore;
   readonly workflows: { definitions: SqliteDefinitionStore; runs: SqliteRunStore };
   readonly file: string;
   readonly #db: DatabaseSync;
@@ -28,6 +30,7 @@ export class SqliteWorkflowStore implements WorkflowStore {
     this.schemaVersion = schemaVersion;
     this.namespaces = new SqliteNamespaceStore(db);
     this.deployments = new SqliteDeploymentStore(db);
+    this.transcripts = new SqliteTranscriptStore(db);
     this.workflows = { definitions: new SqliteDefinitionStore(db), runs: new SqliteRunStore(db) };
   }
 

@@ -12,7 +12,11 @@ import {
   redactUrl,
 } from "../../../../src/workflow/persistence/postgres/store.ts";
 import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
-import { deploymentConformance, namespaceConformance } from "../conformance.ts";
+import {
+  deploymentConformance,
+  namespaceConformance,
+  transcriptConformance,
+} from "../conformance.ts";
 import { workflowPersistenceConformance } from "../workflows-conformance.ts";
 
 /** The local test database (trust auth); override with SKEIN_TEST_POSTGRES_URL. */
@@ -54,6 +58,7 @@ describe("PostgreSQL workflow store", { skip }, () => {
   describe("conformance", () => {
     namespaceConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
     deploymentConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
+    transcriptConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
   });
 
   const opened: PostgresWorkflowStore[] = [];

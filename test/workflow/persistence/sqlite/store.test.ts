@@ -12,7 +12,11 @@ import {
 } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
-import { deploymentConformance, namespaceConformance } from "../conformance.ts";
+import {
+  deploymentConformance,
+  namespaceConformance,
+  transcriptConformance,
+} from "../conformance.ts";
 
 const dirs: string[] = [];
 async function fresh(): Promise<string> {
@@ -27,6 +31,7 @@ after(async () => {
 describe("SQLite workflow store: conformance", () => {
   namespaceConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
   deploymentConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
+  transcriptConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
 });
 
 describe("SQLite workflow store: file, journal and migrations", () => {

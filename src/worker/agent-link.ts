@@ -1,0 +1,128 @@
+/**
+ * The agent worker's end of the agent transport: one WebSocket to the server's
+ * `/agents/connect` with the worker's bearer. Each live agent attempt registers here; the
+ * link announces it (run id, activity position, attempt, capabilities), forwards its
+ * transcript entries, and hands it the controls the server sends, answering with the outcome
+ * the attempt reports. A lost connection is redialled with backoff and every live attempt is
+ * announced again; entries written while disconnected are kept and sent on reconnect.
+ */
+
+import WebSocket from "ws";
+import type { Logger } from "../common/log.ts";
+import {
+  type AttemptIdentity,
+  type Capability,
+  type Control,
+  identityKey,
+  type Outcome,
+  type ServerMessage,
+  type TranscriptEntry,
+  type WorkerMessage,
+} from "../workflow/agents/control.ts";
+
+/** Transcript entries kept while disconnected; beyond this the oldest are dropped. */
+export const BACKLOG_MAX = 10_000;
+
+export interface LiveRegistration {
+  readonly ref: AttemptIdentity;
+  readonly namespace: string;
+  readonly workflowId: string;
+  readonly capabilities: readonly Capability[];
+  readonly onControl: (control: Control) => Outcome;
+}
+
+export class AgentLink {
+  readonly #url: string;
+  readonly #token: string | undefined;
+  readonly #log: Logger | undefined;
+  readonly #live = new Map<string, LiveRegistration>();
+  readonly #backlog: WorkerMessage[] = [];
+  #ws: WebSocket | undefined;
+  #closed = false;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(url: string, token: string | undefined, logger?: Logger) {
+    this.#url = `${url.replace(/^http/, "ws").replace(/\/$/, "")}/agents/connect`;
+    this.#token = token;
+    this.#log = logger;
+    this.#dial(0);
+  }
+
+  #dial(failures: number): void {
+    if (this.#closed) return;
+    const ws = new WebSocket(this.#url, {
+      headers: this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` },
+    });
+    ws.on("open", () => {
+      this.#ws = ws;
+      failures = 0;
+      for (const r of this.#live.values()) this.#send(announce(r));
+      for (const m of this.#backlog.splice(0)) this.#send(m);
+    });
+    ws.on("message", (data) => {
+      let message: ServerMessage;
+      try {
+        message = JSON.parse(String(data)) as ServerMessage;
+      } catch {
+        this.#log?.warn("agent transport: a message that is not JSON; ignored");
+        return;
+      }
+      if (message.type !== "control") return;
+      const live = this.#live.get(identityKey(message.ref));
+      const outcome: Outcome = live === undefined ? "StaleTarget" : live.onControl(message.control);
+      this.#send({ type: "outcome", id: message.id, outcome });
+    });
+    ws.on("error", (error) => this.#log?.debug({ err: error }, "agent transport error"));
+    ws.on("close", () => {
+      if (this.#ws === ws) this.#ws = undefined;
+      if (this.#closed) return;
+      const wait = Math.min(5_000, 100 * 2 ** failures);
+      this.#retry = setTimeout(() => this.#dial(failures + 1), wait);
+    });
+  }
+
+  #send(message: WorkerMessage): void {
+    const ws = this.#ws;
+    if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
+      if (message.type === "transcript") {
+        this.#backlog.push(message);
+        if (this.#backlog.length > BACKLOG_MAX) {
+          this.#backlog.shift();
+          this.#log?.warn("agent transport down: dropped the oldest unsent transcript entry");
+        }
+      }
+      return;
+    }
+    ws.send(JSON.stringify(message));
+  }
+
+  register(registration: LiveRegistration): void {
+    this.#live.set(identityKey(registration.ref), registration);
+    this.#send(announce(registration));
+  }
+
+  record(ref: AttemptIdentity, entry: TranscriptEntry): void {
+    this.#send({ type: "transcript", ref, entry });
+  }
+
+  end(ref: AttemptIdentity): void {
+    this.#live.delete(identityKey(ref));
+    this.#send({ type: "ended", ref });
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#ws?.close();
+  }
+}
+
+function announce(r: LiveRegistration): WorkerMessage {
+  return {
+    type: "live",
+    ref: r.ref,
+    namespace: r.namespace,
+    workflow_id: r.workflowId,
+    capabilities: r.capabilities,
+  };
+}
