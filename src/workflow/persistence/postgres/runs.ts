@@ -7,66 +7,20 @@
  */
 
 import type { Pool } from "pg";
-import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
-import type { OutboxRow, OutboxState, RunAppend, StoredRun } from "../../engine/store.ts";
+import type { HistoryEvent, RunStatus } from "../../engine/history.ts";
+import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
+import {
+  decodeStoredEvent,
+  endOf,
+  isLive,
+  OPEN_OUTBOX_SQL,
+  type OutboxTableRow,
+  RUN_COLUMNS,
+  type RunRow,
+  toOutboxRow,
+  toRunRecord,
+} from "../run-rows.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
-
-interface RunRow {
-  namespace: string;
-  workflow_id: string;
-  run_id: string;
-  definition_version: string;
-  status: string;
-  started_at: string;
-  updated_at: string;
-  ended_at: string | null;
-  output_json: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-}
-
-const COLUMNS =
-  "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
-  "ended_at, output_json, failure_code, failure_message";
-
-function toRecord(row: RunRow): RunRecord {
-  return {
-    namespace: row.namespace,
-    workflowId: row.workflow_id,
-    runId: row.run_id,
-    definitionVersion: row.definition_version,
-    status: row.status as RunStatus,
-    startedAt: Number(row.started_at),
-    updatedAt: Number(row.updated_at),
-    endedAt: row.ended_at === null ? null : Number(row.ended_at),
-    outputJson: row.output_json,
-    failure:
-      row.failure_code === null
-        ? null
-        : { code: row.failure_code, message: row.failure_message ?? "" },
-  };
-}
-
-function decodeEvent(text: string): HistoryEvent {
-  return historyEvent.run(JSON.parse(text), undefined);
-}
-
-/** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */
-function live(status: RunStatus): boolean {
-  return status === "Running" || status === "Paused";
-}
-
-function endOf(events: readonly HistoryEvent[]) {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if (e.type === "RunCompleted") return { at: e.at, output: e.output_json, failure: null };
-    if (e.type === "RunFailed") return { at: e.at, output: null, failure: [e.code, e.message] };
-    if (e.type === "RunCancelled") {
-      return { at: e.at, output: null, failure: ["cancelled", `run cancelled (${e.reason})`] };
-    }
-  }
-  return undefined;
-}
 
 export class PostgresRunStore implements RunStore {
   readonly #pool: Pool;
@@ -137,7 +91,7 @@ export class PostgresRunStore implements RunStore {
           ev.text.push(JSON.stringify(e));
         }
         positions.set(r.runId, seq);
-        const end = live(r.status) ? undefined : endOf(r.events);
+        const end = isLive(r.status) ? undefined : endOf(r.events);
         const previous = rows.get(r.runId);
         rows.set(r.runId, [
           r.runId,
@@ -186,7 +140,7 @@ export class PostgresRunStore implements RunStore {
     // Positions are remembered only once durable: a failed commit leaves none behind.
     for (const r of appends) {
       const status = statusAfter(batch, r.runId);
-      if (live(status)) this.#nextSeq.set(r.runId, positions.get(r.runId)!);
+      if (isLive(status)) this.#nextSeq.set(r.runId, positions.get(r.runId)!);
       else this.#nextSeq.delete(r.runId);
     }
   }
@@ -209,7 +163,7 @@ export class PostgresRunStore implements RunStore {
     const histories = new Map<string, HistoryEvent[]>();
     for (const e of events) {
       const list = histories.get(e.run_id) ?? [];
-      list.push(decodeEvent(e.event));
+      list.push(decodeStoredEvent(e.event));
       histories.set(e.run_id, list);
     }
     return rows.map((r) => {
@@ -226,43 +180,28 @@ export class PostgresRunStore implements RunStore {
   }
 
   async loadOutbox(): Promise<OutboxRow[]> {
-    const { rows } = await this.#pool.query<{
-      run_id: string;
-      activity_id: number;
-      attempt: number;
-      namespace: string;
-      state: OutboxState;
-    }>(
-      "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
-        "WHERE state <> 'done' ORDER BY run_id, activity_id, attempt",
-    );
-    return rows.map((r) => ({
-      runId: r.run_id,
-      namespace: r.namespace,
-      activityId: r.activity_id,
-      attempt: r.attempt,
-      state: r.state,
-    }));
+    const { rows } = await this.#pool.query<OutboxTableRow>(OPEN_OUTBOX_SQL);
+    return rows.map(toOutboxRow);
   }
 
   async byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.#pool.query<RunRow>(
-      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = $1 AND workflow_id = $2`,
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = $1 AND workflow_id = $2`,
       [namespace, workflowId],
     );
-    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    return rows[0] === undefined ? undefined : toRunRecord(rows[0]);
   }
 
   async list(query: RunQuery): Promise<RunPage> {
     const after = query.after ?? { startedAt: -1, runId: "" };
     const { rows } = await this.#pool.query<RunRow>(
-      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = $1
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = $1
          AND ($2::text IS NULL OR status = $2)
          AND (started_at, run_id) > ($3::bigint, $4::text)
        ORDER BY started_at, run_id LIMIT $5`,
       [query.namespace, query.status ?? null, after.startedAt, after.runId, query.limit + 1],
     );
-    const runs = rows.slice(0, query.limit).map(toRecord);
+    const runs = rows.slice(0, query.limit).map(toRunRecord);
     const last = runs.at(-1);
     return {
       runs,
@@ -283,7 +222,7 @@ export class PostgresRunStore implements RunStore {
       "SELECT event FROM workflow_events WHERE run_id = $1 ORDER BY seq",
       [runId],
     );
-    return rows.map((e) => decodeEvent(e.event));
+    return rows.map((e) => decodeStoredEvent(e.event));
   }
 }
 

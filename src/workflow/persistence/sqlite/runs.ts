@@ -9,68 +9,21 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
-import type { OutboxRow, OutboxState, RunAppend, StoredRun } from "../../engine/store.ts";
+import type { HistoryEvent } from "../../engine/history.ts";
+import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
+import {
+  decodeStoredEvent,
+  endOf,
+  isLive,
+  OPEN_OUTBOX_SQL,
+  type OutboxTableRow,
+  RUN_COLUMNS,
+  type RunRow,
+  toOutboxRow,
+  toRunRecord,
+} from "../run-rows.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import { transaction } from "./database.ts";
-
-interface RunRow {
-  namespace: string;
-  workflow_id: string;
-  run_id: string;
-  definition_version: string;
-  status: string;
-  started_at: number;
-  updated_at: number;
-  ended_at: number | null;
-  output_json: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-}
-
-const COLUMNS =
-  "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
-  "ended_at, output_json, failure_code, failure_message";
-
-function toRecord(row: RunRow): RunRecord {
-  return {
-    namespace: row.namespace,
-    workflowId: row.workflow_id,
-    runId: row.run_id,
-    definitionVersion: row.definition_version,
-    status: row.status as RunStatus,
-    startedAt: row.started_at,
-    updatedAt: row.updated_at,
-    endedAt: row.ended_at,
-    outputJson: row.output_json,
-    failure:
-      row.failure_code === null
-        ? null
-        : { code: row.failure_code, message: row.failure_message ?? "" },
-  };
-}
-
-/** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */
-function live(status: RunStatus): boolean {
-  return status === "Running" || status === "Paused";
-}
-
-function decodeEvent(text: string): HistoryEvent {
-  return historyEvent.run(JSON.parse(text), undefined);
-}
-
-/** What a batch's events say about the run's end, for its row. */
-function endOf(events: readonly HistoryEvent[]) {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    if (e.type === "RunCompleted") return { at: e.at, output: e.output_json, failure: null };
-    if (e.type === "RunFailed") return { at: e.at, output: null, failure: [e.code, e.message] };
-    if (e.type === "RunCancelled") {
-      return { at: e.at, output: null, failure: ["cancelled", `run cancelled (${e.reason})`] };
-    }
-  }
-  return undefined;
-}
 
 export class SqliteRunStore implements RunStore {
   readonly #db: DatabaseSync;
@@ -111,26 +64,23 @@ export class SqliteRunStore implements RunStore {
          VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state`,
     );
-    this.#openOutbox = db.prepare(
-      "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
-        "WHERE state <> 'done' ORDER BY run_id, activity_id, attempt",
-    );
+    this.#openOutbox = db.prepare(OPEN_OUTBOX_SQL);
     this.#running = db.prepare(
       "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
         "WHERE status IN ('Running', 'Paused')",
     );
     this.#events = db.prepare("SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq");
     this.#byWorkflowId = db.prepare(
-      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
     );
     this.#exists = db.prepare("SELECT 1 AS one FROM workflow_runs WHERE run_id = ?");
     const after = "AND (started_at > ? OR (started_at = ? AND run_id > ?))";
     this.#page = db.prepare(
-      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? ${after} ` +
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? ${after} ` +
         "ORDER BY started_at, run_id LIMIT ?",
     );
     this.#pageByStatus = db.prepare(
-      `SELECT ${COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${after} ` +
+      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${after} ` +
         "ORDER BY started_at, run_id LIMIT ?",
     );
   }
@@ -170,7 +120,7 @@ export class SqliteRunStore implements RunStore {
         }
         for (const e of r.events) this.#insertEvent.run(r.runId, seq++, JSON.stringify(e));
         positions.set(r.runId, seq);
-        const end = live(r.status) ? undefined : endOf(r.events);
+        const end = isLive(r.status) ? undefined : endOf(r.events);
         if (end === undefined) this.#updateRun.run(r.status, at, seq, r.runId);
         else {
           this.#endRun.run(
@@ -190,26 +140,13 @@ export class SqliteRunStore implements RunStore {
     for (const r of batch) {
       const seq = positions.get(r.runId);
       if (seq === undefined) continue;
-      if (live(r.status)) this.#nextSeq.set(r.runId, seq);
+      if (isLive(r.status)) this.#nextSeq.set(r.runId, seq);
       else this.#nextSeq.delete(r.runId);
     }
   }
 
   async loadOutbox(): Promise<OutboxRow[]> {
-    const rows = this.#openOutbox.all() as unknown as {
-      run_id: string;
-      activity_id: number;
-      attempt: number;
-      namespace: string;
-      state: OutboxState;
-    }[];
-    return rows.map((r) => ({
-      runId: r.run_id,
-      namespace: r.namespace,
-      activityId: r.activity_id,
-      attempt: r.attempt,
-      state: r.state,
-    }));
+    return (this.#openOutbox.all() as unknown as OutboxTableRow[]).map(toOutboxRow);
   }
 
   async loadRunning(): Promise<StoredRun[]> {
@@ -221,7 +158,7 @@ export class SqliteRunStore implements RunStore {
     }[];
     return rows.map((r) => {
       const history = (this.#events.all(r.run_id) as { event: string }[]).map((e) =>
-        decodeEvent(e.event),
+        decodeStoredEvent(e.event),
       );
       this.#nextSeq.set(r.run_id, history.length);
       return {
@@ -236,7 +173,7 @@ export class SqliteRunStore implements RunStore {
 
   async byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {
     const row = this.#byWorkflowId.get(namespace, workflowId) as unknown as RunRow | undefined;
-    return row === undefined ? undefined : toRecord(row);
+    return row === undefined ? undefined : toRunRecord(row);
   }
 
   async list(query: RunQuery): Promise<RunPage> {
@@ -251,7 +188,7 @@ export class SqliteRunStore implements RunStore {
           ...position,
           query.limit + 1,
         )) as unknown as RunRow[];
-    const runs = rows.slice(0, query.limit).map(toRecord);
+    const runs = rows.slice(0, query.limit).map(toRunRecord);
     const last = runs.at(-1);
     return {
       runs,
@@ -264,6 +201,6 @@ export class SqliteRunStore implements RunStore {
 
   async history(runId: string): Promise<HistoryEvent[] | undefined> {
     if (this.#exists.get(runId) === undefined) return undefined;
-    return (this.#events.all(runId) as { event: string }[]).map((e) => decodeEvent(e.event));
+    return (this.#events.all(runId) as { event: string }[]).map((e) => decodeStoredEvent(e.event));
   }
 }
