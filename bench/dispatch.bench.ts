@@ -9,26 +9,20 @@
  * BENCH_LATENCY_TASKS (3000).
  */
 
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { type Figures, percentile, runBench } from "./harness.ts";
+import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const LATENCY_TASKS = Number(process.env.BENCH_LATENCY_TASKS ?? 3_000);
-
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
-const activities = fileURLToPath(
-  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
-);
 
 let onResult: () => void = () => {};
 const events: MatcherEvents = {
@@ -44,35 +38,13 @@ const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
 });
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-dispatch-"));
-const doc = join(dir, "worker.json");
-await writeFile(
-  doc,
-  JSON.stringify({
-    name: "bench",
-    task_queue: "q",
-    actions: { noop: { module: activities, export: "noop" } },
-  }),
-);
-await writeFile(join(dir, "token"), "bench\n");
-const workers = Array.from({ length: WORKERS }, () =>
-  spawn(
-    process.execPath,
-    [
-      bin,
-      "worker",
-      "module",
-      doc,
-      "--endpoint",
-      `127.0.0.1:${endpoint.port}`,
-      "--concurrency",
-      "64",
-      "--token-file",
-      join(dir, "token"),
-    ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
-  ),
-);
-while (endpoint.matcher.stats().sessions < WORKERS) await new Promise((r) => setTimeout(r, 20));
+const workers = await spawnNoopWorkers({
+  dir,
+  port: endpoint.port,
+  count: WORKERS,
+  concurrency: 64,
+  sessions: () => endpoint.matcher.stats().sessions,
+});
 
 const runId = randomUUID();
 let activity = 1;

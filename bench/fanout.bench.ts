@@ -9,26 +9,20 @@
  * Knobs (environment): BENCH_MEMBERS (10000), BENCH_CEILING (1024), BENCH_CONCURRENCY (64).
  */
 
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { Engine, type RunState } from "../src/workflow/engine/index.ts";
 import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { runBench } from "./harness.ts";
+import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
 const N = Number(process.env.BENCH_MEMBERS ?? 10_000);
 const CEILING = Number(process.env.BENCH_CEILING ?? 1024);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
-
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
-const activities = fileURLToPath(
-  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
-);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-fanout-"));
 // The server's own run store: SQLite (WAL, synchronous commits), outbox rows in the commits.
@@ -63,34 +57,13 @@ const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
 });
 engine.attach(endpoint.matcher);
 
-const tokenPath = join(dir, "token");
-await writeFile(tokenPath, "bench\n", { mode: 0o600 });
-const doc = join(dir, "worker.json");
-await writeFile(
-  doc,
-  JSON.stringify({
-    name: "w",
-    task_queue: "q",
-    actions: { noop: { module: activities, export: "noop" } },
-  }),
-);
-const worker = spawn(
-  process.execPath,
-  [
-    bin,
-    "worker",
-    "module",
-    doc,
-    "--endpoint",
-    `127.0.0.1:${endpoint.port}`,
-    "--token-file",
-    tokenPath,
-    "--concurrency",
-    String(CONCURRENCY),
-  ],
-  { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
-);
-while (endpoint.matcher.stats().sessions < 1) await new Promise((r) => setTimeout(r, 20));
+const workers = await spawnNoopWorkers({
+  dir,
+  port: endpoint.port,
+  count: 1,
+  concurrency: CONCURRENCY,
+  sessions: () => endpoint.matcher.stats().sessions,
+});
 
 /** Claimed rows in storage now. */
 async function storedClaimed(): Promise<number> {
@@ -144,6 +117,6 @@ await runBench("fanout", [
 ]);
 
 engine.close();
-worker.kill();
+for (const w of workers) w.kill();
 await endpoint.close();
 await database.close();

@@ -20,13 +20,11 @@
  * BENCH_SERIAL_WORKFLOWS (300), BENCH_WORKERS (1).
  */
 
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { type Dispatcher, Engine, type RunState } from "../src/workflow/engine/index.ts";
 import type { RunAppend } from "../src/workflow/engine/store.ts";
@@ -35,17 +33,13 @@ import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
 import { attemptKey } from "../src/workflow/rpc/protocol.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { type Figures, percentile, runBench } from "./harness.ts";
+import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
 const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
 const M = Number(process.env.BENCH_STEPS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 300);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
-
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
-const activities = fileURLToPath(
-  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
-);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-workflows-"));
 const database = SqliteWorkflowStore.open(join(dir, "skein.db"));
@@ -106,35 +100,13 @@ const timed: Dispatcher = {
 };
 engine.attach(timed);
 
-const doc = join(dir, "worker.json");
-await writeFile(
-  doc,
-  JSON.stringify({
-    name: "bench",
-    task_queue: "q",
-    actions: { noop: { module: activities, export: "noop" } },
-  }),
-);
-await writeFile(join(dir, "token"), "bench\n");
-const workers = Array.from({ length: WORKERS }, () =>
-  spawn(
-    process.execPath,
-    [
-      bin,
-      "worker",
-      "module",
-      doc,
-      "--endpoint",
-      `127.0.0.1:${endpoint.port}`,
-      "--concurrency",
-      "256",
-      "--token-file",
-      join(dir, "token"),
-    ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
-  ),
-);
-while (endpoint.matcher.stats().sessions < WORKERS) await new Promise((r) => setTimeout(r, 20));
+const workers = await spawnNoopWorkers({
+  dir,
+  port: endpoint.port,
+  count: WORKERS,
+  concurrency: 256,
+  sessions: () => endpoint.matcher.stats().sessions,
+});
 
 /** Runs `total` workflows with `concurrency` in flight; resolves with the elapsed seconds. */
 function closedLoop(total: number, concurrency: number): Promise<number> {
