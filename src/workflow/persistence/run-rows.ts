@@ -7,7 +7,7 @@
 
 import { type HistoryEvent, historyEvent, type RunStatus } from "../engine/history.ts";
 import type { OutboxRow, OutboxState } from "../engine/store.ts";
-import type { RunRecord } from "./workflows.ts";
+import type { RunPage, RunRecord } from "./workflows.ts";
 
 export interface RunRow {
   namespace: string;
@@ -42,6 +42,19 @@ export function toRunRecord(row: RunRow): RunRecord {
       row.failure_code === null
         ? null
         : { code: row.failure_code, message: row.failure_message ?? "" },
+  };
+}
+
+/** A list page from rows fetched with `limit + 1`: the extra row says a next page exists. */
+export function runPage(rows: readonly RunRow[], limit: number): RunPage {
+  const runs = rows.slice(0, limit).map(toRunRecord);
+  const last = runs.at(-1);
+  return {
+    runs,
+    next:
+      rows.length > limit && last !== undefined
+        ? { startedAt: last.startedAt, runId: last.runId }
+        : undefined,
   };
 }
 

@@ -17,6 +17,7 @@ import {
   type OutboxTableRow,
   RUN_COLUMNS,
   type RunRow,
+  runPage,
   toOutboxRow,
   toRunRecord,
 } from "../run-rows.ts";
@@ -201,15 +202,7 @@ export class PostgresRunStore implements RunStore {
        ORDER BY started_at, run_id LIMIT $5`,
       [query.namespace, query.status ?? null, after.startedAt, after.runId, query.limit + 1],
     );
-    const runs = rows.slice(0, query.limit).map(toRunRecord);
-    const last = runs.at(-1);
-    return {
-      runs,
-      next:
-        rows.length > query.limit && last !== undefined
-          ? { startedAt: last.startedAt, runId: last.runId }
-          : undefined,
-    };
+    return runPage(rows, query.limit);
   }
 
   async history(runId: string): Promise<HistoryEvent[] | undefined> {

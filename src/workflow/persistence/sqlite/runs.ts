@@ -19,6 +19,7 @@ import {
   type OutboxTableRow,
   RUN_COLUMNS,
   type RunRow,
+  runPage,
   toOutboxRow,
   toRunRecord,
 } from "../run-rows.ts";
@@ -188,15 +189,7 @@ export class SqliteRunStore implements RunStore {
           ...position,
           query.limit + 1,
         )) as unknown as RunRow[];
-    const runs = rows.slice(0, query.limit).map(toRunRecord);
-    const last = runs.at(-1);
-    return {
-      runs,
-      next:
-        rows.length > query.limit && last !== undefined
-          ? { startedAt: last.startedAt, runId: last.runId }
-          : undefined,
-    };
+    return runPage(rows, query.limit);
   }
 
   async history(runId: string): Promise<HistoryEvent[] | undefined> {
