@@ -232,7 +232,15 @@ export class Engine {
         this.#outbox?.drop(attemptKey(ref));
       }
     },
-    assigned: (ref) => this.#outbox?.placed(attemptKey(ref)),
+    // An attempt that waited for a free slot is now with a worker: its timeouts start.
+    assigned: (ref) => {
+      this.#outbox?.placed(attemptKey(ref));
+      const run = this.#runs.get(ref.run_id);
+      const activity = run?.state.activities.get(ref.activity_id);
+      if (run === undefined || activity === undefined || activity.result !== undefined) return;
+      if (activity.scheduled.attempt !== ref.attempt) return;
+      this.#armTimeouts(run.id.runId, ref, activity.scheduled, this.#now());
+    },
   };
 
   constructor(options: EngineOptions) {
@@ -958,7 +966,6 @@ export class Engine {
       return "dropped";
     const s = activity.scheduled;
     let outcome: "dispatched" | "queued" = "queued";
-    const key = attemptKey(ref);
     const now = this.#now();
     try {
       outcome =
@@ -990,10 +997,19 @@ export class Engine {
       // Already with the matcher (a worker re-attached it): nothing more to hand off.
       outcome = "dispatched";
     }
+    // The timeouts run from when a worker holds the attempt: one still waiting for a free
+    // slot (queued at the matcher) is armed when the matcher assigns it (`assigned`).
+    if (outcome === "dispatched") this.#armTimeouts(run.id.runId, ref, s, now);
+    return outcome;
+  }
+
+  /** Arms an attempt's start-to-close and heartbeat timeouts from `now`. */
+  #armTimeouts(runId: string, ref: AttemptRef, s: EventOf<"ActivityScheduled">, now: number): void {
+    const key = attemptKey(ref);
     if (s.start_to_close_ms > 0) {
       this.#timers.set(`stc:${key}`, now + s.start_to_close_ms, {
         kind: "start_to_close",
-        runId: run.id.runId,
+        runId,
         ref,
       });
     }
@@ -1001,12 +1017,11 @@ export class Engine {
       this.#beats.set(key, now);
       this.#timers.set(`hb:${key}`, now + s.heartbeat_ms, {
         kind: "heartbeat",
-        runId: run.id.runId,
+        runId,
         ref,
         ms: s.heartbeat_ms,
       });
     }
-    return outcome;
   }
 
   /** Drops an attempt's heartbeat record, timeout timers and outbox row. */

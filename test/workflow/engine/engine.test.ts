@@ -46,8 +46,16 @@ async function setup(options: { reattachGraceMs?: number } = {}) {
     ),
   });
   const token = await tokenFile(dir, "any");
-  const worker = () =>
-    spawnWorker(["module", doc, "--endpoint", `127.0.0.1:${endpoint.port}`, "--token-file", token]);
+  const worker = (...extra: string[]) =>
+    spawnWorker([
+      "module",
+      doc,
+      "--endpoint",
+      `127.0.0.1:${endpoint.port}`,
+      "--token-file",
+      token,
+      ...extra,
+    ]);
   const run = (definition: WorkflowDefinition, input: unknown) => {
     const runId = randomUUID();
     const done = new Promise<RunState>((resolve) => ended.set(runId, resolve));
@@ -113,6 +121,40 @@ output: "{ 'result': steps.c.n, 'first': steps.a.n }"
     } finally {
       w.kill();
       await w.exited;
+      await t.close();
+    }
+  });
+
+  test("timeouts start when a worker holds the attempt, not while it waits for a free slot", async () => {
+    const t = await setup();
+    const w = t.worker("--concurrency", "1");
+    try {
+      await sessions(t.endpoint, 1);
+      // Three attempts of 300 ms on one slot: the last waits about 600 ms before it starts,
+      // longer than its 500 ms start-to-close and heartbeat allowances.
+      const def = parseDefinition(
+        `
+name: slot
+task_queue: q
+retry: { max_attempts: 1 }
+steps:
+  - id: h
+    call: { action: hold, input: "{ 'ms': 300 }", start_to_close_ms: 500, heartbeat_ms: 500 }
+`,
+        "yaml",
+      );
+      const runs = await Promise.all([1, 2, 3].map(() => t.run(def, {})));
+      const states = await Promise.all(runs.map((r) => r.done));
+      assert.deepEqual(
+        states.map((s) => s.status),
+        ["Completed", "Completed", "Completed"],
+      );
+      for (const { runId } of runs) {
+        const history = await t.store.history(runId);
+        assert.equal(history.filter((e) => e.type === "ActivityTimedOut").length, 0);
+      }
+    } finally {
+      w.kill();
       await t.close();
     }
   });
