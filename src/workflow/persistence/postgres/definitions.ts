@@ -5,29 +5,8 @@
  */
 
 import type { Pool } from "pg";
+import { DEFINITION_COLUMNS, type DefinitionRow, toDefinitionRecord } from "../definition-rows.ts";
 import type { DefinitionRecord, DefinitionStore, NewDefinition } from "../workflows.ts";
-
-interface Row {
-  namespace: string;
-  name: string;
-  version: string;
-  canonical: string;
-  registered_at: string;
-  registered_by: string;
-}
-
-function toRecord(row: Row): DefinitionRecord {
-  return {
-    namespace: row.namespace,
-    name: row.name,
-    version: row.version,
-    canonical: row.canonical,
-    registeredAt: Number(row.registered_at),
-    registeredBy: row.registered_by,
-  };
-}
-
-const COLUMNS = "namespace, name, version, canonical, registered_at, registered_by";
 
 export class PostgresDefinitionStore implements DefinitionStore {
   readonly #pool: Pool;
@@ -50,7 +29,7 @@ export class PostgresDefinitionStore implements DefinitionStore {
       );
       const seq = seqRows[0]!.seq;
       const inserted = await client.query(
-        `INSERT INTO workflow_definitions (${COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+        `INSERT INTO workflow_definitions (${DEFINITION_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
           "ON CONFLICT (namespace, version) DO NOTHING",
         [
           input.namespace,
@@ -69,12 +48,12 @@ export class PostgresDefinitionStore implements DefinitionStore {
           [seq, input.namespace, input.version],
         );
       }
-      const { rows } = await client.query<Row>(
-        `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
+      const { rows } = await client.query<DefinitionRow>(
+        `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
         [input.namespace, input.version],
       );
       await client.query("COMMIT");
-      return { record: toRecord(rows[0]!), created };
+      return { record: toDefinitionRecord(rows[0]!), created };
     } catch (error) {
       await client.query("ROLLBACK");
       throw error;
@@ -84,19 +63,19 @@ export class PostgresDefinitionStore implements DefinitionStore {
   }
 
   async get(namespace: string, version: string): Promise<DefinitionRecord | undefined> {
-    const { rows } = await this.#pool.query<Row>(
-      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
+    const { rows } = await this.#pool.query<DefinitionRow>(
+      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
       [namespace, version],
     );
-    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    return rows[0] === undefined ? undefined : toDefinitionRecord(rows[0]);
   }
 
   async latest(namespace: string, name: string): Promise<DefinitionRecord | undefined> {
-    const { rows } = await this.#pool.query<Row>(
-      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND name = $2 ` +
+    const { rows } = await this.#pool.query<DefinitionRow>(
+      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND name = $2 ` +
         "ORDER BY seq DESC LIMIT 1",
       [namespace, name],
     );
-    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+    return rows[0] === undefined ? undefined : toDefinitionRecord(rows[0]);
   }
 }

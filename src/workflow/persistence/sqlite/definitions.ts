@@ -5,30 +5,9 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { DEFINITION_COLUMNS, type DefinitionRow, toDefinitionRecord } from "../definition-rows.ts";
 import type { DefinitionRecord, DefinitionStore, NewDefinition } from "../workflows.ts";
 import { transaction } from "./database.ts";
-
-interface Row {
-  namespace: string;
-  name: string;
-  version: string;
-  canonical: string;
-  registered_at: number;
-  registered_by: string;
-}
-
-function toRecord(row: Row): DefinitionRecord {
-  return {
-    namespace: row.namespace,
-    name: row.name,
-    version: row.version,
-    canonical: row.canonical,
-    registeredAt: row.registered_at,
-    registeredBy: row.registered_by,
-  };
-}
-
-const COLUMNS = "namespace, name, version, canonical, registered_at, registered_by";
 
 export class SqliteDefinitionStore implements DefinitionStore {
   readonly #db: DatabaseSync;
@@ -44,17 +23,17 @@ export class SqliteDefinitionStore implements DefinitionStore {
       "SELECT coalesce(max(seq), 0) + 1 AS seq FROM workflow_definitions WHERE namespace = ?",
     );
     this.#insert = db.prepare(
-      `INSERT INTO workflow_definitions (${COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ` +
+      `INSERT INTO workflow_definitions (${DEFINITION_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ` +
         "ON CONFLICT (namespace, version) DO NOTHING",
     );
     this.#touch = db.prepare(
       "UPDATE workflow_definitions SET seq = ? WHERE namespace = ? AND version = ?",
     );
     this.#get = db.prepare(
-      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = ? AND version = ?`,
+      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ? AND version = ?`,
     );
     this.#latest = db.prepare(
-      `SELECT ${COLUMNS} FROM workflow_definitions WHERE namespace = ? AND name = ? ` +
+      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ? AND name = ? ` +
         "ORDER BY seq DESC LIMIT 1",
     );
   }
@@ -73,18 +52,18 @@ export class SqliteDefinitionStore implements DefinitionStore {
       );
       const created = Number(changes) === 1;
       if (!created) this.#touch.run(seq, input.namespace, input.version);
-      const row = this.#get.get(input.namespace, input.version) as unknown as Row;
-      return { record: toRecord(row), created };
+      const row = this.#get.get(input.namespace, input.version) as unknown as DefinitionRow;
+      return { record: toDefinitionRecord(row), created };
     });
   }
 
   async get(namespace: string, version: string): Promise<DefinitionRecord | undefined> {
-    const row = this.#get.get(namespace, version) as unknown as Row | undefined;
-    return row === undefined ? undefined : toRecord(row);
+    const row = this.#get.get(namespace, version) as unknown as DefinitionRow | undefined;
+    return row === undefined ? undefined : toDefinitionRecord(row);
   }
 
   async latest(namespace: string, name: string): Promise<DefinitionRecord | undefined> {
-    const row = this.#latest.get(namespace, name) as unknown as Row | undefined;
-    return row === undefined ? undefined : toRecord(row);
+    const row = this.#latest.get(namespace, name) as unknown as DefinitionRow | undefined;
+    return row === undefined ? undefined : toDefinitionRecord(row);
   }
 }
