@@ -5,7 +5,7 @@
  * durable end), the highest claimed-row count the dispatcher held, and the highest claimed
  * count sampled from storage while the run went on; neither may exceed the ceiling.
  *
- * The store is the server's own SQLite run store (WAL, synchronous = FULL).
+ * The store is the server's own SQLite run store (WAL, synchronous = FULL, on its own thread).
  * Knobs (environment): BENCH_MEMBERS (10000), BENCH_CEILING (1024), BENCH_CONCURRENCY (64).
  */
 
@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { Engine, type RunState } from "../src/workflow/engine/index.ts";
-import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
+import { ThreadedSqliteStore } from "../src/workflow/persistence/sqlite/threaded-store.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
@@ -26,7 +26,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-fanout-"));
 // The server's own run store: SQLite (WAL, synchronous commits), outbox rows in the commits.
-const database = SqliteWorkflowStore.open(join(dir, "skein.db"));
+const database = await ThreadedSqliteStore.open(join(dir, "skein.db"));
 const store = database.workflows.runs;
 
 const definition = parseDefinition(

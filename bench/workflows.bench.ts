@@ -10,8 +10,9 @@
  * Prints workflows/s, activities/s, p50/p99 dispatch-to-completion latency, ms per step, and
  * the CPU seconds of the engine process and of each worker process.
  *
- * The store is the server's own SQLite persistence (`SqliteWorkflowStore`: its migrations,
- * WAL with synchronous = FULL, wal_autocheckpoint = 10000), one transaction per engine
+ * The store is the server's own SQLite persistence (`ThreadedSqliteStore`: its migrations,
+ * WAL with synchronous = FULL, wal_autocheckpoint = 10000, the connection on a thread of
+ * its own, as in `skein serve`), one transaction per engine
  * commit. The engine runs in this process (so dispatch-to-completion is stamped where the
  * engine offers and where results arrive); runs are started with `engine.start`, not over
  * HTTP, so the HTTP start path is not in these figures.
@@ -28,7 +29,7 @@ import { join } from "node:path";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { type Dispatcher, Engine, type RunState } from "../src/workflow/engine/index.ts";
 import type { RunAppend } from "../src/workflow/engine/store.ts";
-import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
+import { ThreadedSqliteStore } from "../src/workflow/persistence/sqlite/threaded-store.ts";
 import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
 import { attemptKey } from "../src/workflow/rpc/protocol.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
@@ -42,7 +43,7 @@ const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 300);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-workflows-"));
-const database = SqliteWorkflowStore.open(join(dir, "skein.db"));
+const database = await ThreadedSqliteStore.open(join(dir, "skein.db"));
 const runs = database.workflows.runs;
 /** The server's run store, counting commits. */
 const store = {

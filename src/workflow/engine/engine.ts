@@ -121,6 +121,8 @@ interface InboxItem {
 }
 
 interface PendingCommit {
+  /** Commits are numbered in the order they are made (and land). */
+  readonly generation: number;
   readonly batch: Map<string, RunAppend>;
   readonly waiters: InboxItem[];
   readonly ended: Run[];
@@ -144,9 +146,23 @@ interface Run {
   inbox: InboxItem[];
   /** Attempts due while the run was paused; dispatched when it resumes. */
   held: AttemptRef[];
+  /**
+   * The commits (by generation, one entry per decision) holding this run's events whose
+   * effects went out before they landed, and the decisions whose effects wait for some of
+   * those to land, each with the commit of its events (see `#release`).
+   */
+  ahead: number[];
+  waiting: { readonly commands: Command[]; readonly generation: number }[];
 }
 
-const newPending = (): PendingCommit => ({
+/**
+ * How many of a run's decisions may have their effects out before their events are durable
+ * (see `Engine#release`).
+ */
+export const SPECULATION_DEPTH = 16;
+
+const newPending = (generation: number): PendingCommit => ({
+  generation,
   batch: new Map(),
   waiters: [],
   ended: [],
@@ -179,6 +195,11 @@ export class Engine {
   #recovering: Promise<void> | undefined;
   #dispatcher: Dispatcher | undefined;
   #ticking = false;
+  /** The number of the last commit made, and of the last one that landed. */
+  #generation = 0;
+  #durable = 0;
+  /** Runs with effects waiting for a commit to land. */
+  readonly #waiting = new Set<Run>();
   #scheduled = false;
   #committing = false;
   /** Processed events (and their waiters) waiting for the commit in flight to finish. */
@@ -325,6 +346,8 @@ export class Engine {
           state: replay(s.history),
           inbox: [],
           held: [],
+          ahead: [],
+          waiting: [],
         };
       } catch (error) {
         this.#log.error({ err: error, run: s.runId }, "run not recovered");
@@ -402,6 +425,8 @@ export class Engine {
       state: EMPTY_RUN,
       inbox: [],
       held: [],
+      ahead: [],
+      waiting: [],
     };
     this.#runs.set(request.runId, run);
     return this.#enqueue(run, {
@@ -545,9 +570,9 @@ export class Engine {
     const now = this.#now();
     const runs = [...this.#dirty];
     this.#dirty.clear();
-    const pending: PendingCommit = this.#pending ?? newPending();
+    const pending: PendingCommit = this.#pending ?? this.#newPending();
     this.#pending = pending;
-    const effects: { run: Run; command: Command }[] = [];
+    const effects: { run: Run; commands: Command[] }[] = [];
     for (const run of runs) {
       const wasLive = isLive(run.state) || run.state.started === undefined;
       let advanced: Advanced;
@@ -566,7 +591,7 @@ export class Engine {
         });
       }
       pending.waiters.push(...advanced.waiters);
-      for (const command of advanced.commands) effects.push({ run, command });
+      if (advanced.commands.length > 0) effects.push({ run, commands: [...advanced.commands] });
       for (const child of advanced.spawned) {
         // The child's start joins the commit that records ChildStarted in the parent.
         this.#runs.set(child.id.runId, child);
@@ -586,11 +611,7 @@ export class Engine {
         if (wasLive) this.#ended(run, pending);
       }
     }
-    // Effects go out before their events are durable. This is safe because nothing is
-    // acknowledged before its commit and commits land in order: a crash only repeats work
-    // that history does not show yet (the same decisions are made again from history), and
-    // a result for an attempt whose scheduling was lost is never recorded.
-    for (const { run, command } of effects) this.#effect(run, command);
+    for (const { run, commands } of effects) this.#release(run, commands, pending.generation);
     this.#dispatcher?.flush?.();
     this.#ticking = false;
     this.#pump().catch((error: unknown) => this.#fatal(error));
@@ -660,7 +681,7 @@ export class Engine {
   /** Queues an outbox row write for the next commit (outside a tick it starts one). */
   #recordOutbox(run: Run, write: OutboxWrite): void {
     if (this.#stopped) return;
-    this.#pending ??= newPending();
+    this.#pending ??= this.#newPending();
     const entry = this.#pending.outbox.get(run.id.runId);
     if (entry === undefined) this.#pending.outbox.set(run.id.runId, { run, writes: [write] });
     else entry.writes.push(write);
@@ -679,9 +700,6 @@ export class Engine {
     this.#pending = undefined;
     this.#committing = true;
     try {
-      // One turn of the event loop first, so the frames the tick queued reach the sockets
-      // before a store that commits synchronously (node:sqlite) holds the loop.
-      await new Promise((resolve) => setImmediate(resolve));
       for (const [runId, { run, writes }] of pending.outbox) {
         const prior = pending.batch.get(runId);
         pending.batch.set(runId, {
@@ -697,6 +715,8 @@ export class Engine {
       return;
     }
     this.#committing = false;
+    this.#durable = pending.generation;
+    this.#landed();
     for (const w of pending.waiters) w.done?.();
     for (const run of pending.ended) {
       if (this.#runs.get(run.id.runId) === run) {
@@ -705,6 +725,54 @@ export class Engine {
       }
     }
     await this.#pump();
+  }
+
+  #newPending(): PendingCommit {
+    return newPending(++this.#generation);
+  }
+
+  /**
+   * Effects go out before their events are durable. This is safe because nothing is
+   * acknowledged before its commit and commits land in order: a crash only repeats work
+   * that history does not show yet (the same decisions are made again from history), and a
+   * result for an attempt whose scheduling was lost is never recorded. So at C = 1 a worker
+   * runs the next step while the commit that scheduled it syncs, and each commit carries
+   * every step that finished meanwhile. The lead is bounded: a run with
+   * `SPECULATION_DEPTH` decisions whose effects went out and whose events have not landed
+   * holds its next decisions' effects until one lands, so a stalled store stops runs
+   * within a few steps instead of letting them race ahead of their history.
+   */
+  #release(run: Run, commands: Command[], generation: number): void {
+    this.#prune(run);
+    if (run.waiting.length > 0 || run.ahead.length >= SPECULATION_DEPTH) {
+      run.waiting.push({ commands, generation });
+      this.#waiting.add(run);
+      return;
+    }
+    run.ahead.push(generation);
+    for (const command of commands) this.#effect(run, command);
+  }
+
+  /** Forgets the run's speculative decisions whose commits have landed. */
+  #prune(run: Run): void {
+    let landed = 0;
+    while (landed < run.ahead.length && run.ahead[landed]! <= this.#durable) landed++;
+    if (landed > 0) run.ahead.splice(0, landed);
+  }
+
+  /** A commit landed: decisions whose effects waited for it go out, in order. */
+  #landed(): void {
+    if (this.#waiting.size === 0 || this.#stopped) return;
+    for (const run of this.#waiting) {
+      this.#prune(run);
+      while (run.waiting.length > 0 && run.ahead.length < SPECULATION_DEPTH) {
+        const { commands, generation } = run.waiting.shift()!;
+        run.ahead.push(generation);
+        for (const command of commands) this.#effect(run, command);
+      }
+      if (run.waiting.length === 0) this.#waiting.delete(run);
+    }
+    this.#dispatcher?.flush?.();
   }
 
   #next(): void {
@@ -841,6 +909,8 @@ export class Engine {
       state: apply(EMPTY_RUN, started),
       inbox: [],
       held: [],
+      ahead: [],
+      waiting: [],
     };
   }
 
@@ -853,6 +923,8 @@ export class Engine {
     this.#runs.delete(run.id.runId);
     for (const item of run.inbox) item.fail?.(error);
     run.inbox = [];
+    run.waiting = [];
+    this.#waiting.delete(run);
     this.#log.error({ err: error, run: run.id.runId }, "run quarantined");
     this.#opts.onRunError?.(run.id.runId, error);
   }

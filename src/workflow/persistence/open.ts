@@ -1,15 +1,16 @@
 /**
  * Chooses and opens the storage backend named by the configuration (`storage.url`):
- * SQLite for a single node, PostgreSQL for a cluster. Both are migrated before they return.
+ * SQLite for a single node (its connection on a thread of its own, see
+ * `sqlite/threaded-store.ts`), PostgreSQL for a cluster. Both are migrated before they return.
  */
 
 import type { StorageTarget } from "../config/load.ts";
 import { PostgresWorkflowStore, redactUrl } from "./postgres/store.ts";
-import { SqliteWorkflowStore } from "./sqlite/store.ts";
+import { ThreadedSqliteStore } from "./sqlite/threaded-store.ts";
 import type { WorkflowStore } from "./store.ts";
 
 export async function openStore(target: StorageTarget): Promise<WorkflowStore> {
-  if (target.kind === "sqlite") return SqliteWorkflowStore.open(target.path);
+  if (target.kind === "sqlite") return ThreadedSqliteStore.open(target.path);
   return PostgresWorkflowStore.open(target.url, target.schema);
 }
 

@@ -12,6 +12,7 @@ import {
 } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
+import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
 import {
   deploymentConformance,
   namespaceConformance,
@@ -79,14 +80,7 @@ describe("SQLite workflow store: file, journal and migrations", () => {
 
   test("a database newer than this build is refused: storage_schema_too_new", async () => {
     const file = await fresh();
-    await SqliteWorkflowStore.open(file).close();
-    const db = new DatabaseSync(file);
-    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
-      LATEST_SCHEMA_VERSION + 1,
-      "from the future",
-      Date.now(),
-    );
-    db.close();
+    await databaseFromTheFuture(file);
     assert.throws(
       () => SqliteWorkflowStore.open(file),
       (error: unknown) =>

@@ -1,0 +1,154 @@
+// The SQLite store as the server runs it, with its connection on a thread of its own: the
+// same conformance suites as the in-process store, refusals that keep their codes across the
+// thread boundary, calls served in the order they were made, and a closed store that refuses.
+
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { SkeinError } from "../../../../src/common/errors.ts";
+import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
+import { LATEST_SCHEMA_VERSION } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
+import { ThreadedSqliteStore } from "../../../../src/workflow/persistence/sqlite/threaded-store.ts";
+import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
+import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
+import {
+  deploymentConformance,
+  namespaceConformance,
+  transcriptConformance,
+} from "../conformance.ts";
+import { started, V1, workflowPersistenceConformance } from "../workflows-conformance.ts";
+
+const dirs: string[] = [];
+const stores: ThreadedSqliteStore[] = [];
+async function fresh(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "skein-sqlite-thread-"));
+  dirs.push(dir);
+  return join(dir, "skein.db");
+}
+async function open(file?: string): Promise<ThreadedSqliteStore> {
+  const store = await ThreadedSqliteStore.open(file ?? (await fresh()));
+  stores.push(store);
+  return store;
+}
+after(async () => {
+  for (const s of stores) await s.close();
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+function refusal(code: string, text?: string) {
+  return (error: unknown) =>
+    error instanceof SkeinError &&
+    error.code === code &&
+    (text === undefined || error.message.includes(text));
+}
+
+const id = { runId: "r", workflowId: "w", namespace: "n", definitionVersion: V1 };
+const timer = (at: number): HistoryEvent => ({
+  type: "TimerStarted",
+  at,
+  timer_id: `t${at}`,
+  fire_at: at + 1,
+});
+
+describe("threaded SQLite store: conformance", () => {
+  namespaceConformance({ fresh, open: (file) => open(file) });
+  deploymentConformance({ fresh, open: (file) => open(file) });
+  transcriptConformance({ fresh, open: (file) => open(file) });
+});
+
+engineStoreConformance("SQLite on its own thread", async () => (await open()).workflows.runs);
+
+workflowPersistenceConformance("SQLite on its own thread", async () => (await open()).workflows);
+
+describe("threaded SQLite store: refusals cross the thread with their codes", () => {
+  test("a new database reports the latest schema version", async () => {
+    const store = await open();
+    assert.equal(store.schemaVersion, LATEST_SCHEMA_VERSION);
+    assert.equal(store.backend, "sqlite");
+  });
+
+  test("a database newer than this build: storage_schema_too_new", async () => {
+    const file = await fresh();
+    await databaseFromTheFuture(file);
+    await assert.rejects(ThreadedSqliteStore.open(file), refusal("storage_schema_too_new"));
+  });
+
+  test("a file another store holds: storage_unavailable, and free again once closed", async () => {
+    const file = await fresh();
+    const first = await ThreadedSqliteStore.open(file);
+    await assert.rejects(
+      ThreadedSqliteStore.open(file),
+      refusal("storage_unavailable", "in use by another process"),
+    );
+    await first.close();
+    await (await ThreadedSqliteStore.open(file)).close();
+  });
+
+  test("a file that is not a database: storage_unavailable", async () => {
+    const file = await fresh();
+    await writeFile(file, "not sqlite, only text long enough to look like a header ".repeat(20));
+    await assert.rejects(ThreadedSqliteStore.open(file), refusal("storage_unavailable"));
+  });
+
+  test("a failed commit rejects with SQLite's error and leaves the store serving", async () => {
+    const file = await fresh();
+    const first = await ThreadedSqliteStore.open(file);
+    await first.workflows.runs.commit([{ ...id, events: [started(1, "w")], status: "Running" }]);
+    await first.close();
+    // Reopened, the store does not know run r: a second RunStarted inserts its row again.
+    const store = await open(file);
+    const runs = store.workflows.runs;
+    const other = { ...id, runId: "r2", workflowId: "w2" };
+    await assert.rejects(
+      runs.commit([
+        { ...other, events: [started(2, "w2")], status: "Running" },
+        { ...id, events: [started(2, "w")], status: "Running" },
+      ]),
+      (error: unknown) =>
+        error instanceof Error && !(error instanceof SkeinError) && /UNIQUE/.test(error.message),
+    );
+    // Rolled back whole: the other run of that batch is not there.
+    assert.equal(await runs.history("r2"), undefined);
+    await runs.commit([{ ...id, events: [timer(3)], status: "Running" }]);
+    assert.deepEqual(
+      (await runs.history("r"))?.map((e) => e.type),
+      ["RunStarted", "TimerStarted"],
+    );
+  });
+});
+
+describe("threaded SQLite store: order and closing", () => {
+  test("calls are served in the order made: a read sees every commit sent before it", async () => {
+    const store = await open();
+    const runs = store.workflows.runs;
+    const commits = [runs.commit([{ ...id, events: [started(1, "w")], status: "Running" }])];
+    for (let at = 2; at <= 200; at++) {
+      commits.push(runs.commit([{ ...id, events: [timer(at)], status: "Running" }]));
+    }
+    const read = runs.history("r");
+    await Promise.all(commits);
+    const events = (await read)!;
+    assert.equal(events.length, 200);
+    assert.deepEqual(
+      events.map((e) => e.at),
+      Array.from({ length: 200 }, (_, i) => i + 1),
+    );
+  });
+
+  test("close waits for calls already made; later calls are refused: storage_unavailable", async () => {
+    const file = await fresh();
+    const store = await ThreadedSqliteStore.open(file);
+    const made = store.namespaces.create({ name: "late", createdBy: "t", createdAt: 1 });
+    const closed = store.close();
+    await assert.rejects(store.namespaces.list(), refusal("storage_unavailable", "closed"));
+    await closed;
+    assert.equal((await made).created, true);
+    const reopened = await open(file);
+    assert.deepEqual(
+      (await reopened.namespaces.list()).map((n) => n.name),
+      ["late"],
+    );
+  });
+});
