@@ -18,6 +18,7 @@ import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
 import { createVerifier } from "./auth/tokens.ts";
+import { cachingVerifier } from "./auth/verified-tokens.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
@@ -27,6 +28,7 @@ import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
+import { RunEnds } from "./runs/ends.ts";
 import { RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
@@ -55,6 +57,12 @@ export interface RunningServer {
 
 /** How long a graceful stop waits for requests in flight before closing their sockets. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Verified bearer tokens kept (each until it expires), so a client's token is checked once. */
+export const VERIFIED_TOKENS_HELD = 1024;
+
+/** Callers that may wait in `POST /workflows/describe` (`wait_ms`) at once; more answer at once. */
+export const MAX_RUN_WAITERS = 10_000;
 
 /**
  * Stops accepting, waits for in-flight requests up to `graceMs`, then closes whatever is
@@ -128,7 +136,7 @@ export async function startServer(
       outboxEnabled: config.settings.outbox.enabled,
     });
     await registry.createDefault();
-    const verify = createVerifier(key.publicKey);
+    const verify = cachingVerifier(createVerifier(key.publicKey), { max: VERIFIED_TOKENS_HELD });
     // The agent transport exists only when configured on; off, every intervention is stale.
     const hub = new AgentHub({
       enabled: config.settings.agents.transport,
@@ -142,6 +150,8 @@ export async function startServer(
     let endpoint: WorkerEndpoint | undefined;
     let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
     let recoveredRuns = 0;
+    // Callers of describe with `wait_ms`, told when each run's end is durable.
+    const ends = new RunEnds(MAX_RUN_WAITERS);
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
       const running = new Engine({
@@ -159,6 +169,7 @@ export async function startServer(
           maxInFlight: Number(namespaces.max_in_flight_activities),
         },
         logger: options.logger,
+        onRunEnded: (runId) => ends.ended(runId),
         onFatal: (error) => {
           options.logger.fatal({ err: error }, "engine stopped: a commit failed");
           options.onFatal?.(error);
@@ -189,7 +200,7 @@ export async function startServer(
         await stopWorkflows(running, endpoint);
         throw error;
       }
-      workflows = { definitions, runs: new RunService(running, store.workflows.runs) };
+      workflows = { definitions, runs: new RunService(running, store.workflows.runs, ends) };
     }
 
     // The local supervisor: with deployments off it is never asked to run anything.
@@ -263,6 +274,8 @@ export async function startServer(
         // and its worker endpoint (the last commit lands), then the supervised workers, then
         // storage: the server never exits leaving a child behind or a result unrecorded.
         hub.close();
+        // Long polls answer now, with what is durable, rather than hold the close.
+        ends.close();
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
           .then(() => hub.flushed())
           .then(() =>

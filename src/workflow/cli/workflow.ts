@@ -12,6 +12,7 @@ import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { parseJson } from "../../common/decode/index.ts";
 import { formatOf } from "../../common/document-text.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
 import { request } from "./client.ts";
 import { bearer, clientOptions, serverUrl } from "./options.ts";
 
@@ -43,7 +44,7 @@ export const workflowCommand: Command = {
   help: [
     "register FILE [--namespace N] [--server URL] [--token TOKEN]",
     "       skein workflow start NAME [--version V] [--input JSON] [--workflow-id UUID] [--namespace N] …",
-    "       skein workflow describe WORKFLOW_ID [--run-id UUID] [--namespace N] …",
+    "       skein workflow describe WORKFLOW_ID [--run-id UUID] [--wait MS] [--namespace N] …",
     "       skein workflow list [--status S] [--limit N] [--cursor C] [--namespace N] …",
     "       skein workflow history WORKFLOW_ID [--run-id UUID] [--namespace N] …",
     "       skein workflow signal WORKFLOW_ID NAME [--payload JSON] [--run-id UUID] …",
@@ -55,6 +56,7 @@ export const workflowCommand: Command = {
     "  register: FILE is YAML (.yaml, .yml) or JSON (.json); prints NAME VERSION",
     "  start: --input is the run's input as JSON (default {}); prints the answer as JSON",
     "  list: one run per line as JSON; the next page's cursor goes to stderr",
+    "  describe: --wait MS waits up to MS (at most 60000) for a live run to end",
     "  history: one event per line as JSON",
     "  signal, pause, resume, cancel: print {workflow_id, run_id, applied, status} as JSON",
   ].join("\n"),
@@ -141,13 +143,15 @@ export const workflowCommand: Command = {
       if (verb === "describe" || verb === "history") {
         const { values, positionals } = parseOptions(
           rest,
-          { ...common, "run-id": { type: "string" } },
+          { ...common, "run-id": { type: "string" }, wait: { type: "string" } },
           { min: 1, max: 1 },
         );
+        const wait = values.wait === undefined ? undefined : waitMs(verb, values.wait);
         const r = (await request(client(values), "POST", `/workflows/${verb}`, {
           ...namespaced(values.namespace),
           workflow_id: positionals[0],
           ...(values["run-id"] === undefined ? {} : { run_id: values["run-id"] }),
+          ...(wait === undefined ? {} : { wait_ms: wait }),
         })) as { run?: unknown; events?: unknown[] };
         if (verb === "describe") io.out(stringify(r.run) ?? "null");
         else for (const event of r.events ?? []) io.out(stringify(event) ?? "null");
@@ -184,3 +188,12 @@ export const workflowCommand: Command = {
     }
   },
 };
+
+/** `--wait MS` of describe: whole milliseconds, at most the server's bound. */
+function waitMs(verb: string, text: string): number {
+  if (verb !== "describe") throw new UsageError("--wait goes with describe only");
+  if (!/^\d+$/.test(text) || Number(text) > DESCRIBE_WAIT_MAX_MS) {
+    throw new UsageError(`--wait must be whole milliseconds from 0 to ${DESCRIBE_WAIT_MAX_MS}`);
+  }
+  return Number(text);
+}

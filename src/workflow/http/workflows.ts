@@ -30,6 +30,7 @@ import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";
+import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
 import type { ControlDone, RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
@@ -67,6 +68,13 @@ const runBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
   run_id: optional(uuid()),
+});
+
+const describeBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: uuid(),
+  run_id: optional(uuid()),
+  wait_ms: withDefault(integer("u32", { max: DESCRIBE_WAIT_MAX_MS }), 0),
 });
 
 const signalBody = object({
@@ -203,9 +211,10 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
   });
 
   app.post("/workflows/describe", async (request) => {
-    const body = runBody.run(request.body, undefined);
+    const body = describeBody.run(request.body, undefined);
     const namespace = grantedNamespace(roles, request, body.namespace);
-    return { run: runJson(await roles.runs.describe(namespace, body.workflow_id, body.run_id)) };
+    const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
+    return { run: runJson(run) };
   });
 
   app.post("/workflows/list", async (request) => {

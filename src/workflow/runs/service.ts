@@ -12,6 +12,7 @@ import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
 import type { RunPage, RunPosition, RunRecord, RunStore } from "../persistence/workflows.ts";
+import { RunEnds } from "./ends.ts";
 
 export interface StartRequest {
   readonly namespace: string;
@@ -49,10 +50,13 @@ export class RunService {
   readonly #runs: RunStore;
   /** Starts not yet durable, by namespace and workflow id. */
   readonly #starting = new Map<string, Promise<Started>>();
+  readonly #ends: RunEnds;
 
-  constructor(engine: Engine, runs: RunStore) {
+  /** `ends` must be told of every run end (the engine's `onRunEnded`). */
+  constructor(engine: Engine, runs: RunStore, ends: RunEnds = new RunEnds(0)) {
     this.#engine = engine;
     this.#runs = runs;
+    this.#ends = ends;
   }
 
   async start(request: StartRequest): Promise<Started> {
@@ -88,8 +92,25 @@ export class RunService {
     }
   }
 
-  /** The run of a workflow id; `run_not_found` when there is none. */
-  async describe(namespace: string, workflowId: string, runId?: string): Promise<RunRecord> {
+  /**
+   * The run of a workflow id; `run_not_found` when there is none. With `waitMs`, a live run
+   * is read again once it has ended or the wait has run out (a long poll).
+   */
+  async describe(
+    namespace: string,
+    workflowId: string,
+    runId?: string,
+    waitMs = 0,
+  ): Promise<RunRecord> {
+    const run = await this.#record(namespace, workflowId, runId);
+    if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) return run;
+    // Checked and registered in one turn: the engine reports the end after this turn, or it
+    // has already dropped the run (ended meanwhile, or taken out), and the read is fresh.
+    if (this.#engine.state(run.runId) !== undefined) await this.#ends.wait(run.runId, waitMs);
+    return this.#record(namespace, workflowId, runId);
+  }
+
+  async #record(namespace: string, workflowId: string, runId?: string): Promise<RunRecord> {
     const run = await this.#runs.byWorkflowId(namespace, workflowId);
     if (run === undefined || (runId !== undefined && run.runId !== runId)) {
       throw workflowError(
