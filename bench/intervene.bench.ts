@@ -51,18 +51,7 @@ await writeFile(
 );
 const worker = spawn(
   process.execPath,
-  [
-    bin,
-    "worker",
-    "agent",
-    doc,
-    "--endpoint",
-    server.grpc!,
-    "--token-file",
-    tokenFile,
-    "--agent-url",
-    server.url,
-  ],
+  [bin, "worker", "agent", doc, "--endpoint", server.grpc!, "--token-file", tokenFile],
   { stdio: "ignore", env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
 );
 

@@ -1,6 +1,8 @@
 /**
  * The agent worker's end of the agent transport: one WebSocket to the server's
- * `/agents/connect` with the worker's bearer. Each live agent attempt registers here; the
+ * `/agents/connect` with the worker's bearer, at the address the server announces in each
+ * gRPC welcome (`connect`; a server without the transport announces none: `disconnect`).
+ * Each live agent attempt registers here; the
  * link announces it (run id, activity position, attempt, capabilities), forwards its
  * transcript entries, and hands it the controls the server sends, answering with the outcome
  * the attempt reports. A lost connection is redialled with backoff and every live attempt is
@@ -32,29 +34,56 @@ export interface LiveRegistration {
 }
 
 export class AgentLink {
-  readonly #url: string;
   readonly #token: string | undefined;
   readonly #log: Logger | undefined;
   readonly #live = new Map<string, LiveRegistration>();
   readonly #backlog: WorkerMessage[] = [];
+  /** Where the transport is (a `ws://…/agents/connect` URL), or undefined: not connected. */
+  #url: string | undefined;
   #ws: WebSocket | undefined;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
 
-  constructor(url: string, token: string | undefined, logger?: Logger) {
-    this.#url = `${url.replace(/^http/, "ws").replace(/\/$/, "")}/agents/connect`;
+  constructor(token: string | undefined, logger?: Logger) {
     this.#token = token;
     this.#log = logger;
-    this.#dial(0);
   }
 
-  #dial(failures: number): void {
-    if (this.#closed) return;
-    const ws = new WebSocket(this.#url, {
+  /** The address of the transport in use, if any (for tests and logs). */
+  get url(): string | undefined {
+    return this.#url;
+  }
+
+  /**
+   * Connects to the transport at `host` (a name, an IPv4 address or a bracketed IPv6 one)
+   * and `port`, as the server announced it, unless already there; a link to another address
+   * is dropped first.
+   */
+  connect(host: string, port: number): void {
+    const url = `ws://${host}:${port}/agents/connect`;
+    if (this.#closed || url === this.#url) return;
+    this.disconnect();
+    this.#url = url;
+    this.#dial(url, 0);
+  }
+
+  /** Drops the connection and stops redialling; live attempts stay registered. */
+  disconnect(): void {
+    this.#url = undefined;
+    clearTimeout(this.#retry);
+    const ws = this.#ws;
+    this.#ws = undefined;
+    ws?.close();
+  }
+
+  #dial(url: string, failures: number): void {
+    if (this.#closed || url !== this.#url) return;
+    const ws = new WebSocket(url, {
       headers: this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` },
     });
+    // Held while connecting too, so a disconnect aborts the handshake.
+    this.#ws = ws;
     ws.on("open", () => {
-      this.#ws = ws;
       failures = 0;
       for (const r of this.#live.values()) this.#send(announce(r));
       for (const m of this.#backlog.splice(0)) this.#send(m);
@@ -75,9 +104,9 @@ export class AgentLink {
     ws.on("error", (error) => this.#log?.debug({ err: error }, "agent transport error"));
     ws.on("close", () => {
       if (this.#ws === ws) this.#ws = undefined;
-      if (this.#closed) return;
+      if (this.#closed || url !== this.#url) return;
       const wait = Math.min(5_000, 100 * 2 ** failures);
-      this.#retry = setTimeout(() => this.#dial(failures + 1), wait);
+      this.#retry = setTimeout(() => this.#dial(url, failures + 1), wait);
     });
   }
 
@@ -112,8 +141,7 @@ export class AgentLink {
 
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#retry);
-    this.#ws?.close();
+    this.disconnect();
   }
 }
 

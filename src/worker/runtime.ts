@@ -52,6 +52,8 @@ export interface RuntimeOptions {
   /** SKEIN_DEPLOYMENT of this process, "" when not launched by a deployment. */
   readonly deployment: string;
   readonly logger?: Logger;
+  /** Each welcome: the port of the server's agent transport on the dialled host (0: none). */
+  readonly onWelcome?: (agentPort: number) => void;
 }
 
 /** The server refused this worker; retrying cannot help. */
@@ -244,6 +246,7 @@ export class WorkerRuntime {
                 "connected",
               );
               for (const result of this.#unacked.values()) out.push(result.frame);
+              this.#opts.onWelcome?.(frame.welcome.agent_port);
               break;
             case "task":
               this.#accept(frame.task);

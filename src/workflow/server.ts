@@ -152,6 +152,13 @@ export async function startServer(
     let recoveredRuns = 0;
     // Callers of describe with `wait_ms`, told when each run's end is durable.
     const ends = new RunEnds(MAX_RUN_WAITERS);
+    // Workers are welcomed once HTTP listens, so each welcome can name the agent
+    // transport's port (0 when the transport is off).
+    let agentPort = 0;
+    let listening: () => void = () => {};
+    const httpListening = new Promise<void>((resolve) => {
+      listening = resolve;
+    });
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
       const running = new Engine({
@@ -182,6 +189,7 @@ export async function startServer(
         logger: options.logger,
         // A worker may serve a namespace only if it exists or auto_create makes it now.
         namespaceGate: async (namespace, subject) => {
+          await httpListening;
           try {
             await registry.use(namespace, subject);
             return true;
@@ -191,6 +199,7 @@ export async function startServer(
           }
         },
         events: running.matcherEvents,
+        agentPort: () => agentPort,
       });
       running.attach(withAgentCancel(endpoint.matcher, hub));
       try {
@@ -243,6 +252,8 @@ export async function startServer(
     }
     const address = app.server.address() as AddressInfo;
     const url = httpUrl(listen.host, address.port);
+    if (config.settings.agents.transport) agentPort = address.port;
+    listening();
     options.logger.info({ url, node_id: config.nodeId }, "workflow server listening");
 
     const report: StartReport = {

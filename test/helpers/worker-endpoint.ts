@@ -105,6 +105,8 @@ export async function startEndpoint(
     gate?: (ns: string) => Promise<boolean>;
     recorder?: Recorder;
     maxBacklog?: number;
+    /** The agent transport port the welcome announces. */
+    agentPort?: number;
   } = {},
 ): Promise<{ endpoint: WorkerEndpoint; recorder: Recorder; address: string }> {
   const recorder = options.recorder ?? new Recorder();
@@ -117,6 +119,7 @@ export async function startEndpoint(
     namespaceGate: options.gate ?? (async () => true),
     events: recorder.events,
     ...(options.maxBacklog === undefined ? {} : { maxBacklogPerQueue: options.maxBacklog }),
+    ...(options.agentPort === undefined ? {} : { agentPort: () => options.agentPort! }),
   });
   return { endpoint, recorder, address: `127.0.0.1:${endpoint.port}` };
 }

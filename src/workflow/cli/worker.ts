@@ -48,8 +48,6 @@ export interface WorkerArgs {
   readonly reconnectMaxMs: number;
   readonly reconnectMaxAttempts: number;
   readonly tokenFile: string | undefined;
-  /** The server's HTTP URL for the agent transport (`agent` kind); absent: gRPC only. */
-  readonly agentUrl: string | undefined;
 }
 
 const OPTIONS = {
@@ -60,7 +58,6 @@ const OPTIONS = {
   "reconnect-max-backoff": { type: "string" },
   "reconnect-max-attempts": { type: "string" },
   "token-file": { type: "string" },
-  "agent-url": { type: "string" },
 } as const;
 
 function option<T>(name: string, decoder: Decoder<T>, text: string | undefined, fallback: T): T {
@@ -127,12 +124,6 @@ export function parseWorkerArgs(args: readonly string[]): WorkerArgs {
     reconnectMaxMs: Math.round(max * 1000),
     reconnectMaxAttempts: attempts,
     tokenFile: values["token-file"],
-    agentUrl: option(
-      "agent-url",
-      string({ pattern: /^https?:\/\/\S+$/, patternReason: "must be an http:// or https:// URL" }),
-      values["agent-url"],
-      undefined,
-    ),
   };
 }
 
@@ -160,11 +151,8 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   let link: AgentLink | undefined;
   try {
     const token = parsed.tokenFile === undefined ? undefined : readToken(parsed.tokenFile);
-    // Agent workers also hold the agent transport when told the server's HTTP URL.
-    link =
-      parsed.kind === "agent" && parsed.agentUrl !== undefined
-        ? new AgentLink(parsed.agentUrl, token, logger)
-        : undefined;
+    // Agent workers also hold the agent transport, where each gRPC welcome says it is.
+    link = parsed.kind === "agent" ? new AgentLink(token, logger) : undefined;
     const document = await loadWorkerDocument(parsed.kind, parsed.document, {
       ...(link === undefined ? {} : { agentLink: link }),
     });
@@ -181,6 +169,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
       },
       deployment: process.env.SKEIN_DEPLOYMENT ?? "",
       logger,
+      ...(link === undefined ? {} : { onWelcome: transportAt(link, parsed.target) }),
     });
   } catch (error) {
     link?.close();
@@ -238,7 +227,18 @@ export const workerCommand: Command = {
     `  --reconnect-max-backoff SECS      longest wait between reconnects (default ${WORKER_DEFAULTS.reconnectMaxBackoffS})`,
     "  --reconnect-max-attempts N        failed reconnects in a row before giving up; 0 never (default 0)",
     "  --token-file PATH                 file holding the bearer token (worker grant)",
-    "  --agent-url URL                   agent kind: the server's HTTP URL for the agent transport",
+    "",
+    "An agent worker also connects to the server's agent transport (for interventions) on",
+    "the --endpoint host, at the port the server announces when the worker connects.",
   ].join("\n"),
   run: runWorker,
 };
+
+/** Follows the agent transport the server announces: same host as the gRPC endpoint. */
+function transportAt(link: AgentLink, target: string): (agentPort: number) => void {
+  const host = target.slice(0, target.lastIndexOf(":"));
+  return (agentPort) => {
+    if (agentPort > 0) link.connect(host, agentPort);
+    else link.disconnect();
+  };
+}

@@ -97,6 +97,8 @@ export interface MatcherOptions {
   readonly helloTimeoutMs?: number;
   /** How many settled attempts are remembered to recognise resent results. */
   readonly settledMemory?: number;
+  /** The agent transport's port, announced in each welcome (0 or absent: no transport). */
+  readonly agentPort?: () => number;
 }
 
 export type OfferOutcome = "dispatched" | "queued";
@@ -447,7 +449,10 @@ export class Matcher {
       closed: false,
     };
     this.#sessions.add(session);
-    session.out.push({ frame: "welcome", welcome: { session_id: id } });
+    session.out.push({
+      frame: "welcome",
+      welcome: { session_id: id, agent_port: this.#opts.agentPort?.() ?? 0 },
+    });
     const qk = queueKey(hello.namespace, hello.task_queue);
     const queue = this.#queue(qk);
     // Re-attach: the attempts this process still holds count against its slots and their

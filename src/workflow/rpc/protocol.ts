@@ -82,7 +82,7 @@ export type WorkerFrame =
   | { frame: "failure"; failure: Failure };
 
 export type ServerFrame =
-  | { frame: "welcome"; welcome: { session_id: string } }
+  | { frame: "welcome"; welcome: { session_id: string; agent_port: number } }
   | { frame: "task"; task: Task }
   | { frame: "cancel"; cancel: CancelActivity }
   | { frame: "ack"; ack: { ref: AttemptRef } };

@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { SKEIN_BIN, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { ACTIVITIES, SKEIN_BIN, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -26,7 +26,9 @@ const DEFINITIONS = [
   flow("ask", "assistant"),
   flow("ask_limited", "limited"),
   flow("ask_streaming", "streamer"),
-  flow("ask_plain", "assistant", "plain"),
+  // A gRPC-only worker: a module action (it advertises Cancel over gRPC, and has no
+  // agent transport).
+  "name: ask_plain\ntask_queue: plain\nsteps:\n  - { id: a, call: { action: hold, input: \"{ 'ms': 1500 }\" } }\noutput: steps.a\n",
   flow("ask_doomed", "assistant", "doomed"),
   "name: parent_ask\nsteps:\n  - { id: c, child: { workflow: ask, input: input } }\n",
 ];
@@ -142,16 +144,21 @@ before(async () => {
     },
   };
   const common = ["--endpoint", server.grpc!, "--token-file", tokenFile];
-  for (const queue of ["agents", "plain", "doomed"]) {
+  for (const queue of ["agents", "doomed"]) {
     const doc = await writeJson(dir.path, `${queue}.json`, {
       name: queue,
       task_queue: queue,
       actions,
     });
-    // The `plain` worker has no agent transport: gRPC only.
-    const transport = queue === "plain" ? [] : ["--agent-url", server.url];
-    workers.push(spawnWorker(["agent", doc, ...common, ...transport]));
+    // Agent workers find the agent transport where the server's gRPC welcome says it is.
+    workers.push(spawnWorker(["agent", doc, ...common]));
   }
+  const plain = await writeJson(dir.path, "plain.json", {
+    name: "plain",
+    task_queue: "plain",
+    actions: { hold: { module: ACTIVITIES, export: "hold" } },
+  });
+  workers.push(spawnWorker(["module", plain, ...common]));
 });
 
 after(async () => {
@@ -362,13 +369,15 @@ describe("intervention on a live agent attempt", () => {
   });
 
   test("StaleTarget for an attempt of a gRPC-only worker", async () => {
-    const seen = model.requests.length;
-    model.push({ content: "plain", delay_ms: 1500 });
     const id = await start("ask_plain");
-    const a = await liveAttempt(id, seen);
+    const a: Attempt = await until(`a live attempt of ${id}`, async () => {
+      const r = await api("/workflows/attempts", { workflow_id: id });
+      return r.body.attempts[0];
+    });
     assert.deepEqual(a.capabilities, ["Cancel"]);
     assert.equal(await intervene(id, a, { kind: "Cancel", reason: "x" }), "StaleTarget");
-    assert.equal((await ended(id)).output, "plain");
+    // The Cancel never reached it: it held its whole 1.5 s.
+    assert.ok((await ended(id)).output.held >= 1_400);
   });
 
   test("workflow cancellation ends the live agent attempt", async () => {
@@ -409,7 +418,7 @@ describe("intervention on a live agent attempt", () => {
     model.push({ content: "never", delay_ms: 60_000 });
     const id = await start("ask_doomed");
     const a = await liveAttempt(id, seen);
-    const doomed = workers[2]!;
+    const doomed = workers[1]!; // agents, doomed, plain
     doomed.kill("SIGKILL");
     await doomed.exited;
     assert.equal(await intervene(id, a, { kind: "PauseResume", paused: true }), "StaleTarget");

@@ -56,16 +56,7 @@ before(async () => {
     task_queue: "agents",
     actions: { assistant: { agent: { base_url: model.url, model: "scripted" } } },
   });
-  worker = spawnWorker([
-    "agent",
-    doc,
-    "--endpoint",
-    off.grpc!,
-    "--token-file",
-    tokenFile,
-    "--agent-url",
-    off.url,
-  ]);
+  worker = spawnWorker(["agent", doc, "--endpoint", off.grpc!, "--token-file", tokenFile]);
 });
 
 after(async () => {

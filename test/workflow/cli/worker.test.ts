@@ -19,7 +19,6 @@ describe("skein worker arguments", () => {
       reconnectMaxMs: 30_000,
       reconnectMaxAttempts: 0,
       tokenFile: undefined,
-      agentUrl: undefined,
     });
   });
 
@@ -41,8 +40,6 @@ describe("skein worker arguments", () => {
       "7",
       "--token-file",
       "tok",
-      "--agent-url",
-      "http://127.0.0.1:7380",
     ]);
     assert.deepEqual(args, {
       kind: "module",
@@ -54,14 +51,14 @@ describe("skein worker arguments", () => {
       reconnectMaxMs: 4000,
       reconnectMaxAttempts: 7,
       tokenFile: "tok",
-      agentUrl: "http://127.0.0.1:7380",
     });
   });
 
   const bad: [args: string[], message: RegExp][] = [
     [["exec"], /expected at least 2 argument/],
     [["exec", "a", "b"], /unexpected argument "b"/],
-    [["agent", "w.yaml", "--agent-url", "ws:nowhere"], /^--agent-url: must be an http/],
+    // Not among the spec's verb options: agent workers learn the transport from the server.
+    [["agent", "w.yaml", "--agent-url", "http://127.0.0.1:7380"], /Unknown option '--agent-url'/],
     [["agentish", "w.yaml"], /^--kind: must be one of "exec", "module", "http"/],
     [["exec", "w.yaml", "--queue", "q"], /Unknown option '--queue'/],
     [["exec", "w.yaml", "--endpoint", "nowhere"], /^--endpoint: must be host:port/],
