@@ -4,10 +4,13 @@
  * the definition is registered and every run started over HTTP (`POST /workflows/start`),
  * M sequential no-op steps each.
  *
- * - Throughput: W starts are sent with C = 64 requests in flight; the figure is W × M
- *   activities over the time from the first start to the last durable run end (read from
- *   the runs' `ended_at`), so it counts the HTTP start path, the engine, the matcher, the
- *   worker and every durable commit.
+ * - Throughput, closed loop (the anchors' shape): C = 64 workflows in flight, each lane
+ *   starting a run, awaiting its end with one describe that waits (`wait_ms`), then
+ *   starting the next; W × M activities over the wall time of the W runs.
+ * - Throughput, burst: W starts are sent with 64 requests in flight, so every run is in
+ *   flight at once; the figure is W × M activities over the time from the first start to
+ *   the last durable run end (read from the runs' `ended_at`). Both count the HTTP start
+ *   path, the engine, the matcher, the worker and every durable commit.
  * - Per step: C = 1, each run started once the previous one ended (learned with one
  *   describe that waits for the end: `wait_ms`); ms per step is the run's durable
  *   start-to-end time over M.
@@ -15,8 +18,8 @@
  *   `ActivityCompleted.at`, whole milliseconds as stored), over a sample of runs.
  * - CPU seconds of the server, the worker and this client process.
  *
- * At C = 64 the bench learns that every run ended by reading `POST /workflows/list` every
- * 50 ms (one request, not one per run).
+ * In the burst the bench learns that every run ended by reading `POST /workflows/list`
+ * every 50 ms (one request, not one per run).
  *
  * Knobs: BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
  * BENCH_SERIAL_WORKFLOWS (200).
@@ -128,6 +131,24 @@ async function startMany(total: number, concurrency: number): Promise<string[]> 
   return ids;
 }
 
+/** C lanes, each starting a run and awaiting its end before the next; returns the ids. */
+async function closedLoop(total: number, concurrency: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      while (next < total) {
+        next++;
+        const id = await start();
+        ids.push(id);
+        const run = await describe(id, 60_000);
+        if (run.status !== "Completed") throw new Error(`run ${id} is ${run.status}`);
+      }
+    }),
+  );
+  return ids;
+}
+
 function cpuSecondsOf(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -168,10 +189,27 @@ async function latencies(ids: readonly string[]): Promise<number[]> {
 
 await runBench("workflows-server", [
   {
-    name: `through skein serve: HTTP starts, C=64 starts in flight, W=${W}, M=${M}, SQLite`,
+    name: `through skein serve: C=64 workflows in flight (closed loop), W=${W}, M=${M}, SQLite`,
     async run() {
-      await startMany(WARMUP, 64);
-      await drained();
+      await closedLoop(WARMUP, 64);
+      const before = cpu();
+      const t0 = performance.now();
+      const ids = await closedLoop(W, 64);
+      const seconds = (performance.now() - t0) / 1000;
+      const after = cpu();
+      const lat = await latencies(ids.slice(-100));
+      return {
+        workflows_per_s: Math.round(W / seconds),
+        activities_per_s: Math.round((W * M) / seconds),
+        p50_ms: percentile(lat, 50),
+        p99_ms: percentile(lat, 99),
+        ...cpuDelta(before, after),
+      };
+    },
+  },
+  {
+    name: `through skein serve: burst, all W runs in flight (64 starts at a time), W=${W}, M=${M}`,
+    async run() {
       const before = cpu();
       const t0 = Date.now();
       const ids = await startMany(W, 64);
