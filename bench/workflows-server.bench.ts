@@ -22,14 +22,17 @@
  * every 50 ms (one request, not one per run).
  *
  * Knobs: BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
- * BENCH_SERIAL_WORKFLOWS (200).
+ * BENCH_SERIAL_WORKFLOWS (200), BENCH_POSTGRES_URL (run on PostgreSQL storage instead, in a
+ * fresh schema dropped afterwards: `postgres://postgres@127.0.0.1:5432/test` here).
  */
 
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import {
   adminToken,
   call,
@@ -49,8 +52,16 @@ const activities = fileURLToPath(
   new URL("../test/fixtures/workers/activities.ts", import.meta.url),
 );
 
+const POSTGRES = process.env.BENCH_POSTGRES_URL;
+const schema = `skein_bench_${randomBytes(6).toString("hex")}`;
+const storage =
+  POSTGRES === undefined ? "" : `[storage]\nurl = "${POSTGRES}"\nschema = "${schema}"\n`;
+const backend = POSTGRES === undefined ? "SQLite" : "PostgreSQL";
+
 const dir = await tempDir();
-const server = await startServe(await writeConfig(dir.path, '[namespaces]\ndefault = "default"'));
+const server = await startServe(
+  await writeConfig(dir.path, `${storage}[namespaces]\ndefault = "default"`),
+);
 const token = await adminToken(dir.path);
 const steps = Array.from(
   { length: M },
@@ -189,7 +200,7 @@ async function latencies(ids: readonly string[]): Promise<number[]> {
 
 await runBench("workflows-server", [
   {
-    name: `through skein serve: C=64 workflows in flight (closed loop), W=${W}, M=${M}, SQLite`,
+    name: `through skein serve: C=64 workflows in flight (closed loop), W=${W}, M=${M}, ${backend}`,
     async run() {
       await closedLoop(WARMUP, 64);
       const before = cpu();
@@ -208,7 +219,7 @@ await runBench("workflows-server", [
     },
   },
   {
-    name: `through skein serve: burst, all W runs in flight (64 starts at a time), W=${W}, M=${M}`,
+    name: `through skein serve: burst, all W runs in flight (64 starts at a time), W=${W}, M=${M}, ${backend}`,
     async run() {
       const before = cpu();
       const t0 = Date.now();
@@ -234,7 +245,7 @@ await runBench("workflows-server", [
     },
   },
   {
-    name: `through skein serve: C=1, W=${SERIAL}, M=${M}`,
+    name: `through skein serve: C=1, W=${SERIAL}, M=${M}, ${backend}`,
     async run() {
       const before = cpu();
       const perStep: number[] = [];
@@ -262,3 +273,9 @@ await runBench("workflows-server", [
 worker.kill();
 await server.stop();
 await dir.remove();
+if (POSTGRES !== undefined) {
+  const client = new pg.Client({ connectionString: POSTGRES });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
