@@ -20,12 +20,16 @@
  *
  * Nested steps are keyed by their instance: a step inside item `i` of collect `c` is
  * `c[i]/<id>`, so each item has its own activity, timer, child and signal wait.
+ *
+ * Given the run's `CollectMemos` (collect-memo.ts), a collect walks only the members whose
+ * results changed since the previous call; the commands are the same as a full walk's.
  */
 
 import { backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
 import type { Scope } from "../definitions/expression.ts";
-import type { CallStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import type { CallStep, CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
 import type { Command } from "./commands.ts";
 import { type ActivityState, inFlight, type RunState } from "./state.ts";
 
@@ -54,12 +58,14 @@ interface Walk {
   readonly consumed: Set<number>;
   /** Set when the run must fail; the walk stops. */
   fail: Command | undefined;
+  readonly memos: CollectMemos | undefined;
 }
 
 export async function decide(
   definition: WorkflowDefinition,
   state: RunState,
   now: number,
+  memos?: CollectMemos,
 ): Promise<Decision> {
   const started = state.started;
   if (started === undefined) return NONE;
@@ -104,6 +110,7 @@ export async function decide(
     nextActivityId: state.activities.size + 1,
     consumed: new Set(),
     fail: undefined,
+    memos,
   };
   const outputs: Record<string, unknown> = {};
   let last: unknown = null;
@@ -258,6 +265,8 @@ async function runStep(
       return all ? done(out) : PENDING;
     }
     case "collect": {
+      const memo = walk.memos?.get(key);
+      if (memo !== undefined) return walkTouched(walk, step, key, scope, memo);
       const items = await evaluate(walk, `steps.${key}.collect.items`, () =>
         step.items.evaluate(scope),
       );
@@ -279,6 +288,7 @@ async function runStep(
         return PENDING;
       }
       const values: unknown[] = [];
+      const isDone: boolean[] = [];
       let all = true;
       for (const [i, item] of items.value.entries()) {
         const outcome = await runStep(
@@ -289,12 +299,55 @@ async function runStep(
           true,
         );
         if (walk.fail !== undefined) return PENDING;
-        if (outcome.done) values.push(outcome.value);
-        else all = false;
+        isDone.push(outcome.done);
+        values.push(outcome.done ? outcome.value : undefined);
+        if (!outcome.done) all = false;
+      }
+      if (walk.memos !== undefined && !hasWait(step.body)) {
+        const count = isDone.filter(Boolean).length;
+        walk.memos.set(key, {
+          items: items.value,
+          values,
+          isDone,
+          done: count,
+          touched: new Set(),
+        });
       }
       return all ? done(values) : PENDING;
     }
   }
+}
+
+/** A remembered collect: only the members touched since the last walk are walked again. */
+async function walkTouched(
+  walk: Walk,
+  step: CollectStep,
+  key: string,
+  scope: Scope,
+  memo: CollectMemo,
+): Promise<Outcome> {
+  if (memo.touched.size > 0) {
+    // In member order, as a full walk would meet them.
+    const touched = [...memo.touched].sort((a, b) => a - b);
+    memo.touched.clear();
+    for (const i of touched) {
+      if (memo.isDone[i] === true) continue;
+      const outcome = await runStep(
+        walk,
+        step.body,
+        `${key}[${i}]/`,
+        { input: scope.input, steps: scope.steps, item: memo.items[i] },
+        true,
+      );
+      if (walk.fail !== undefined) return PENDING;
+      if (outcome.done) {
+        memo.values[i] = outcome.value;
+        memo.isDone[i] = true;
+        memo.done++;
+      }
+    }
+  }
+  return memo.done === memo.items.length ? done(memo.values) : PENDING;
 }
 
 function schedule(
@@ -355,7 +408,8 @@ function retryOrFail(step: CallStep, activity: ActivityState): Command {
     type: "ScheduleActivity",
     activityId: activity.activityId,
     attempt: attempt + 1,
-    stepId: step.id,
+    // The step instance (`c[3]/one` inside a collect), as the first attempt recorded it.
+    stepId: activity.stepId,
     action: step.action,
     taskQueue: step.taskQueue,
     // A retry runs the same input: the first attempt's evaluated input is in history.

@@ -22,6 +22,7 @@ import { type Logger, silentLogger } from "../../common/log.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../rpc/matcher.ts";
 import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
+import { CollectMemos } from "./collect-memo.ts";
 import { type Command, eventOf } from "./commands.ts";
 import { cancelInFlight, decide } from "./decide.ts";
 import type { EventOf, HistoryEvent, RunStatus } from "./history.ts";
@@ -153,6 +154,8 @@ interface Run {
    */
   ahead: number[];
   waiting: { readonly commands: Command[]; readonly generation: number }[];
+  /** What decide remembers of the run's collects (derived; a restart starts afresh). */
+  readonly memos: CollectMemos;
 }
 
 /**
@@ -160,6 +163,12 @@ interface Run {
  * (see `Engine#release`).
  */
 export const SPECULATION_DEPTH = 16;
+
+/** Applies an event to the run's state, and tells its collect memos what it touched. */
+function applyTo(run: Run, event: HistoryEvent): void {
+  run.state = applyInPlace(run.state, event);
+  run.memos.touch(run.state, event);
+}
 
 const newPending = (generation: number): PendingCommit => ({
   generation,
@@ -348,6 +357,7 @@ export class Engine {
           held: [],
           ahead: [],
           waiting: [],
+          memos: new CollectMemos(),
         };
       } catch (error) {
         this.#log.error({ err: error, run: s.runId }, "run not recovered");
@@ -427,6 +437,7 @@ export class Engine {
       held: [],
       ahead: [],
       waiting: [],
+      memos: new CollectMemos(),
     };
     this.#runs.set(request.runId, run);
     return this.#enqueue(run, {
@@ -668,7 +679,7 @@ export class Engine {
             ? end.reason
             : "",
     };
-    parent.state = applyInPlace(parent.state, event);
+    applyTo(parent, event);
     const prior = pending.batch.get(parent.id.runId);
     pending.batch.set(parent.id.runId, {
       ...parent.id,
@@ -806,13 +817,13 @@ export class Engine {
         item.done?.();
         continue;
       }
-      run.state = applyInPlace(run.state, item.event);
+      applyTo(run, item.event);
       if (item.event.type === "RunResumed") resumed = true;
       events.push(item.event);
       waiters.push(item);
     }
     try {
-      let { commands } = await decide(run.definition, run.state, now);
+      let { commands } = await decide(run.definition, run.state, now, run.memos);
       const children = await this.#resolveChildren(run, commands);
       if (children instanceof SkeinError) {
         commands = [
@@ -911,6 +922,7 @@ export class Engine {
       held: [],
       ahead: [],
       waiting: [],
+      memos: new CollectMemos(),
     };
   }
 

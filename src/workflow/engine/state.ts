@@ -66,6 +66,8 @@ export interface RunState {
   readonly timers: ReadonlyMap<string, Timer>;
   /** Child runs by the step instance that awaits them. */
   readonly children: ReadonlyMap<string, ChildState>;
+  /** The step instance of each child run, by the child's run id. */
+  readonly stepOfChild: ReadonlyMap<string, string>;
   /** Signals received, in order (a wait consumes the first unconsumed one of its name). */
   readonly signals: readonly Signal[];
   readonly ended: EventOf<"RunCompleted" | "RunFailed" | "RunCancelled"> | undefined;
@@ -80,6 +82,7 @@ export const EMPTY_RUN: RunState = {
   activityOfStep: new Map(),
   timers: new Map(),
   children: new Map(),
+  stepOfChild: new Map(),
   signals: [],
   ended: undefined,
   length: 0,
@@ -111,7 +114,8 @@ function own<K, V>(map: ReadonlyMap<K, V>, inPlace: boolean): Map<K, V> {
     map === EMPTY_RUN.activities ||
     map === EMPTY_RUN.activityOfStep ||
     map === EMPTY_RUN.timers ||
-    map === EMPTY_RUN.children;
+    map === EMPTY_RUN.children ||
+    map === EMPTY_RUN.stepOfChild;
   return inPlace && !shared ? (map as Map<K, V>) : new Map(map);
 }
 
@@ -199,10 +203,13 @@ function fold(state: RunState, event: HistoryEvent, inPlace: boolean): RunState 
         stepId: event.step_id,
         ended: undefined,
       });
-      return { ...state, children, length };
+      const stepOfChild = own(state.stepOfChild, inPlace);
+      stepOfChild.set(event.child_run_id, event.step_id);
+      return { ...state, children, stepOfChild, length };
     }
     case "ChildEnded": {
-      const child = [...state.children.values()].find((c) => c.childRunId === event.child_run_id);
+      const stepId = state.stepOfChild.get(event.child_run_id);
+      const child = stepId === undefined ? undefined : state.children.get(stepId);
       if (child === undefined || child.ended !== undefined)
         corrupt(state, event, "no such live child");
       const children = own(state.children, inPlace);

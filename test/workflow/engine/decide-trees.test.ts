@@ -432,6 +432,23 @@ describe("decide: run-tree steps", () => {
     });
   }
 
+  test("a member's retry keeps the member's instance key as its step id", async () => {
+    const history = [
+      start(COLLECT.version, { items: [10, 20] }),
+      sched(1, "each[0]/body", { n: 10 }),
+      sched(2, "each[1]/body", { n: 20 }),
+      { ...failed(2), non_retryable: false },
+    ];
+    const { commands } = await decide(COLLECT, replay(history), T0 + 1);
+    assert.equal(commands.length, 1);
+    const retry = commands[0]!;
+    assert.ok(retry.type === "ScheduleActivity");
+    assert.deepEqual(
+      [retry.activityId, retry.attempt, retry.stepId, retry.inputJson, retry.member],
+      [2, 2, "each[1]/body", '{"n":20}', true],
+    );
+  });
+
   test("replaying every prefix of a parallel run never schedules a finished member again", async () => {
     const history = [
       start(PARALLEL.version),
