@@ -11,7 +11,7 @@
 
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
@@ -136,3 +136,4 @@ await runBench("dispatch", [
 
 for (const w of workers) w.kill();
 await endpoint.close();
+await rm(dir, { recursive: true, force: true });

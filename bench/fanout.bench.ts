@@ -10,7 +10,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
@@ -120,3 +120,4 @@ engine.close();
 for (const w of workers) w.kill();
 await endpoint.close();
 await database.close();
+await rm(dir, { recursive: true, force: true });

@@ -23,7 +23,7 @@
 
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDefinition } from "../src/workflow/definitions/index.ts";
@@ -186,3 +186,4 @@ for (const w of workers) w.kill();
 engine.close();
 await endpoint.close();
 await database.close();
+await rm(dir, { recursive: true, force: true });

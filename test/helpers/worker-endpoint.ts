@@ -3,6 +3,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -134,8 +135,23 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** Directories made by `tempDir`, removed when the test process exits. */
+const made: string[] = [];
+process.once("exit", () => {
+  for (const dir of made) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // A child process still writing there: the OS temp cleaner takes the rest.
+    }
+  }
+});
+
+/** A fresh directory under the OS temp dir, removed when this test process exits. */
 export async function tempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), "skein-worker-test-"));
+  const dir = await mkdtemp(join(tmpdir(), "skein-worker-test-"));
+  made.push(dir);
+  return dir;
 }
 
 export async function writeJson(dir: string, name: string, value: unknown): Promise<string> {
