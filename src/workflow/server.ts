@@ -126,7 +126,12 @@ export async function startServer(
   const { key, created: keyCreated } = await ensureSigningKey(config.dataDir);
   const adminToken = await ensureAdminToken(config.dataDir, key.privateKey);
 
-  const store: WorkflowStore = await openStore(config.storage);
+  const store: WorkflowStore = await openStore(config.storage, {
+    onLost: (error) => {
+      options.logger.fatal({ err: error }, "stopping: this node no longer holds its storage");
+      options.onFatal?.(error);
+    },
+  });
   try {
     const { namespaces } = config.settings;
     const registry = new NamespaceRegistry(store.namespaces, {

@@ -1,37 +1,21 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import pg from "pg";
+import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../helpers/postgres.ts";
 import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../helpers/worker-endpoint.ts";
-import { adminToken, call, startServe, tempDir, writeConfig } from "./support/server.ts";
+import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
 
-const URL = process.env.SKEIN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const URL = POSTGRES_URL;
 
-async function unreachable(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return undefined;
-  } catch (error) {
-    return `PostgreSQL is not reachable (${(error as Error).message})`;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-describe("skein serve on PostgreSQL storage (real process)", { skip: await unreachable() }, () => {
+describe("skein serve on PostgreSQL storage (real process)", {
+  skip: await postgresUnreachable(),
+}, () => {
   test("a namespace acknowledged before SIGKILL is there after restart", async (t) => {
     const dir = await tempDir();
-    const schema = `skein_test_${randomBytes(6).toString("hex")}`;
-    t.after(async () => {
-      const client = new pg.Client({ connectionString: URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-      await dir.remove();
-    });
+    t.after(() => dir.remove());
+    const schema = freshSchema(t);
     const config = await writeConfig(
       dir.path,
       `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[namespaces]\ndefault = "home"`,
@@ -54,14 +38,8 @@ describe("skein serve on PostgreSQL storage (real process)", { skip: await unrea
 
   test("a run started before SIGKILL of the server completes after restart, each step once", async (t) => {
     const dir = await tempDir();
-    const schema = `skein_test_${randomBytes(6).toString("hex")}`;
-    t.after(async () => {
-      const client = new pg.Client({ connectionString: URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-      await dir.remove();
-    });
+    t.after(() => dir.remove());
+    const schema = freshSchema(t);
     const config = await writeConfig(
       dir.path,
       `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[namespaces]\ndefault = "home"`,
@@ -131,5 +109,49 @@ describe("skein serve on PostgreSQL storage (real process)", { skip: await unrea
       await worker.exited;
       await second?.stop();
     }
+  });
+
+  test("one node per schema: a second server is refused; losing the lease stops the first", async (t) => {
+    const dir = await tempDir();
+    t.after(() => dir.remove());
+    const schema = freshSchema(t);
+    const client = new pg.Client({ connectionString: URL });
+    await client.connect();
+    t.after(() => client.end());
+    const config = await writeConfig(
+      dir.path,
+      `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[namespaces]\ndefault = "home"`,
+    );
+    const first = await startServe(config);
+    try {
+      const refused = skein([
+        "serve",
+        "--config",
+        config,
+        "--listen",
+        "127.0.0.1:0",
+        "--grpc-listen",
+        "127.0.0.1:0",
+      ]);
+      assert.notEqual(refused.status, 0);
+      assert.match(refused.stderr, /in use by another skein serve \(one node per schema\)/);
+      // The database ends the first node's lease session (as a restart of PostgreSQL or a
+      // broken network would): the node stops rather than run beside the next holder.
+      const holder = await client.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+        [`skein.node.${schema}`],
+      );
+      assert.equal(holder.rows.length, 1);
+      await client.query("SELECT pg_terminate_backend($1)", [holder.rows[0]!.pid]);
+      const exit = await first.exited;
+      assert.equal(exit.code, 70, first.stderr());
+      assert.match(first.stdout() + first.stderr(), /node lease was lost/);
+    } finally {
+      await first.stop("SIGKILL");
+    }
+    // The lease is free again: a new server starts on the schema.
+    const next = await startServe(config);
+    assert.equal((await next.stop()).code, 0);
   });
 });

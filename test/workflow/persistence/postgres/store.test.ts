@@ -7,11 +7,9 @@ import {
   LATEST_SCHEMA_VERSION,
   MIGRATIONS,
 } from "../../../../src/workflow/persistence/postgres/migrations.ts";
-import {
-  PostgresWorkflowStore,
-  redactUrl,
-} from "../../../../src/workflow/persistence/postgres/store.ts";
+import { PostgresWorkflowStore } from "../../../../src/workflow/persistence/postgres/store.ts";
 import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
+import { POSTGRES_URL, postgresUnreachable } from "../../../helpers/postgres.ts";
 import {
   deploymentConformance,
   namespaceConformance,
@@ -19,8 +17,7 @@ import {
 } from "../conformance.ts";
 import { workflowPersistenceConformance } from "../workflows-conformance.ts";
 
-/** The local test database (trust auth); override with SKEIN_TEST_POSTGRES_URL. */
-const URL = process.env.SKEIN_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const URL = POSTGRES_URL;
 
 // Each test gets its own schema, dropped at the end, so runs never see each other's rows.
 const schemas: string[] = [];
@@ -30,19 +27,7 @@ async function fresh(): Promise<string> {
   return schema;
 }
 
-async function reachable(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return undefined;
-  } catch (error) {
-    return `PostgreSQL at ${redactUrl(URL)} is not reachable (${(error as Error).message})`;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const skip = await reachable();
+const skip = await postgresUnreachable();
 
 describe("PostgreSQL workflow store", { skip }, () => {
   let admin: pg.Client;
