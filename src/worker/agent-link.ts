@@ -25,6 +25,9 @@ import {
 /** Transcript entries kept while disconnected; beyond this the oldest are dropped. */
 export const BACKLOG_MAX = 10_000;
 
+/** How long `connect` waits for the transport before work goes on without it. */
+export const READY_WAIT_MS = 2_000;
+
 export interface LiveRegistration {
   readonly ref: AttemptIdentity;
   readonly namespace: string;
@@ -43,6 +46,8 @@ export class AgentLink {
   #ws: WebSocket | undefined;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
+  /** Callers of `connect` waiting for the socket to open. */
+  #opened: (() => void)[] = [];
 
   constructor(token: string | undefined, logger?: Logger) {
     this.#token = token;
@@ -57,14 +62,27 @@ export class AgentLink {
   /**
    * Connects to the transport at `host` (a name, an IPv4 address or a bracketed IPv6 one)
    * and `port`, as the server announced it, unless already there; a link to another address
-   * is dropped first.
+   * is dropped first. Resolves once the link is open, or after `READY_WAIT_MS` (it keeps
+   * redialling): the worker starts its tasks after that, so an attempt is announced with
+   * its interventions from its first moment rather than a little later.
    */
-  connect(host: string, port: number): void {
+  connect(host: string, port: number, waitMs = READY_WAIT_MS): Promise<void> {
     const url = `ws://${host}:${port}/agents/connect`;
-    if (this.#closed || url === this.#url) return;
-    this.disconnect();
-    this.#url = url;
-    this.#dial(url, 0);
+    if (this.#closed) return Promise.resolve();
+    if (url !== this.#url) {
+      this.disconnect();
+      this.#url = url;
+      this.#dial(url, 0);
+    }
+    if (this.#ws?.readyState === WebSocket.OPEN) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, waitMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#opened.push(done);
+    });
   }
 
   /** Drops the connection and stops redialling; live attempts stay registered. */
@@ -87,6 +105,7 @@ export class AgentLink {
       failures = 0;
       for (const r of this.#live.values()) this.#send(announce(r));
       for (const m of this.#backlog.splice(0)) this.#send(m);
+      for (const done of this.#opened.splice(0)) done();
     });
     ws.on("message", (data) => {
       let message: ServerMessage;
@@ -142,6 +161,7 @@ export class AgentLink {
   close(): void {
     this.#closed = true;
     this.disconnect();
+    for (const done of this.#opened.splice(0)) done();
   }
 }
 

@@ -52,8 +52,11 @@ export interface RuntimeOptions {
   /** SKEIN_DEPLOYMENT of this process, "" when not launched by a deployment. */
   readonly deployment: string;
   readonly logger?: Logger;
-  /** Each welcome: the port of the server's agent transport on the dialled host (0: none). */
-  readonly onWelcome?: (agentPort: number) => void;
+  /**
+   * Each welcome: the port of the server's agent transport on the dialled host (0: none).
+   * Tasks that arrive before the returned promise settles wait for it.
+   */
+  readonly onWelcome?: (agentPort: number) => Promise<void> | void;
 }
 
 /** The server refused this worker; retrying cannot help. */
@@ -106,6 +109,8 @@ export class WorkerRuntime {
   #out: FrameBatcher<WorkerFrame> | undefined;
   #call: ClientStream | undefined;
   #stopped = false;
+  /** Set while `onWelcome`'s promise is pending: tasks wait in `#waiting` until it settles. */
+  #gated = false;
   #wake: (() => void) | undefined;
   /** Sessions that reached welcome, for tests and logs. */
   sessions = 0;
@@ -246,7 +251,7 @@ export class WorkerRuntime {
                 "connected",
               );
               for (const result of this.#unacked.values()) out.push(result.frame);
-              this.#opts.onWelcome?.(frame.welcome.agent_port);
+              this.#welcome(frame.welcome.agent_port);
               break;
             case "task":
               this.#accept(frame.task);
@@ -288,6 +293,22 @@ export class WorkerRuntime {
     this.#out?.push(result);
   }
 
+  /** Tasks wait while what the welcome starts (the agent link) gets ready. */
+  #welcome(agentPort: number): void {
+    const ready = this.#opts.onWelcome?.(agentPort);
+    if (ready === undefined) return;
+    this.#gated = true;
+    const open = () => {
+      this.#gated = false;
+      while (!this.#stopped && this.#running.size < this.#opts.concurrency) {
+        const next = this.#waiting.shift();
+        if (next === undefined) break;
+        this.#start(next);
+      }
+    };
+    ready.then(open, open);
+  }
+
   #accept(task: Task): void {
     const key = attemptKey(task.ref);
     if (this.#running.has(key)) return;
@@ -296,7 +317,7 @@ export class WorkerRuntime {
       this.#out?.push(result.frame);
       return;
     }
-    if (this.#running.size >= this.#opts.concurrency) {
+    if (this.#gated || this.#running.size >= this.#opts.concurrency) {
       this.#waiting.push(task);
       return;
     }
@@ -390,7 +411,7 @@ export class WorkerRuntime {
     this.#running.delete(key);
     this.#unacked.set(key, { frame: result, action: running.task.action });
     this.#out?.push(result);
-    const next = this.#waiting.shift();
+    const next = this.#gated ? undefined : this.#waiting.shift();
     if (next !== undefined && !this.#stopped) this.#start(next);
   }
 }

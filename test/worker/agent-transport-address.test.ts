@@ -5,11 +5,13 @@
 // listener's `/agents/connect`.
 
 import assert from "node:assert/strict";
-import type { IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { before, describe, test } from "node:test";
 import { WebSocketServer } from "ws";
+import { READY_WAIT_MS } from "../../src/worker/agent-link.ts";
 import {
+  offer,
   sessions,
   spawnWorker,
   startEndpoint,
@@ -33,16 +35,40 @@ before(async () => {
   });
 });
 
-/** A WebSocket server recording each upgrade request it accepts. */
-async function transport() {
+/**
+ * A WebSocket server recording each upgrade request it accepts (and when); `handshakeMs`
+ * delays each handshake, `null` never completes one.
+ */
+async function transport(handshakeMs: number | null = 0) {
   const upgrades: IncomingMessage[] = [];
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-  wss.on("connection", (_socket, request) => upgrades.push(request));
-  await new Promise((resolve) => wss.once("listening", resolve));
+  let openedAt = 0;
+  const server = createServer();
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  const wss = new WebSocketServer({
+    server,
+    verifyClient: (_info, accept) => {
+      if (handshakeMs !== null) setTimeout(() => accept(true), handshakeMs);
+    },
+  });
+  wss.on("connection", (_socket, request) => {
+    openedAt = Date.now();
+    upgrades.push(request);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     upgrades,
-    port: (wss.address() as AddressInfo).port,
-    close: () => new Promise((resolve) => wss.close(resolve)),
+    openedAt: () => openedAt,
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      // Handshakes left pending would hold the server open: end every socket.
+      for (const socket of sockets) socket.destroy();
+      wss.close();
+      await new Promise((resolve) => server.close(resolve));
+    },
   };
 }
 
@@ -76,6 +102,45 @@ describe("the agent transport's address comes from the welcome", () => {
       await sessions(endpoint, 1);
       await new Promise((resolve) => setTimeout(resolve, 500));
       assert.equal(ws.upgrades.length, 0);
+    } finally {
+      worker.kill();
+      await worker.exited;
+      await endpoint.close();
+      await ws.close();
+    }
+  });
+
+  test("the first task waits for the link to open, so its attempt is announced from the start", async () => {
+    const ws = await transport(400);
+    const { endpoint, recorder, address } = await startEndpoint({ agentPort: ws.port });
+    const worker = spawnWorker(["agent", doc, "--endpoint", address, "--token-file", token]);
+    try {
+      await sessions(endpoint, 1);
+      // The model address refuses connections: the attempt fails as soon as it runs.
+      endpoint.matcher.offer(offer("assistant", "hi"));
+      await recorder.until(() => recorder.results.length === 1, "the attempt's result");
+      const resultAt = Date.now();
+      assert.ok(ws.openedAt() > 0, "the link opened");
+      assert.ok(resultAt >= ws.openedAt(), "the attempt ran only once the link was open");
+    } finally {
+      worker.kill();
+      await worker.exited;
+      await endpoint.close();
+      await ws.close();
+    }
+  });
+
+  test("a link that never opens holds tasks for a bounded wait only", async () => {
+    const ws = await transport(null);
+    const { endpoint, recorder, address } = await startEndpoint({ agentPort: ws.port });
+    const worker = spawnWorker(["agent", doc, "--endpoint", address, "--token-file", token]);
+    try {
+      await sessions(endpoint, 1);
+      const offeredAt = Date.now();
+      endpoint.matcher.offer(offer("assistant", "hi"));
+      await recorder.until(() => recorder.results.length === 1, "the attempt's result");
+      assert.equal(ws.upgrades.length, 0);
+      assert.ok(Date.now() - offeredAt < READY_WAIT_MS + 3_000, "it ran without the link");
     } finally {
       worker.kill();
       await worker.exited;

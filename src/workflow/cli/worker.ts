@@ -235,10 +235,10 @@ export const workerCommand: Command = {
 };
 
 /** Follows the agent transport the server announces: same host as the gRPC endpoint. */
-function transportAt(link: AgentLink, target: string): (agentPort: number) => void {
+function transportAt(link: AgentLink, target: string): (agentPort: number) => Promise<void> {
   const host = target.slice(0, target.lastIndexOf(":"));
-  return (agentPort) => {
-    if (agentPort > 0) link.connect(host, agentPort);
+  return async (agentPort) => {
+    if (agentPort > 0) await link.connect(host, agentPort);
     else link.disconnect();
   };
 }
