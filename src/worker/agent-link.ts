@@ -76,11 +76,13 @@ export class AgentLink {
     }
     if (this.#ws?.readyState === WebSocket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, waitMs);
-      function done() {
+      const done = () => {
         clearTimeout(timer);
+        const i = this.#opened.indexOf(done);
+        if (i >= 0) this.#opened.splice(i, 1);
         resolve();
-      }
+      };
+      const timer = setTimeout(done, waitMs);
       this.#opened.push(done);
     });
   }

@@ -111,6 +111,8 @@ export class WorkerRuntime {
   #stopped = false;
   /** Set while `onWelcome`'s promise is pending: tasks wait in `#waiting` until it settles. */
   #gated = false;
+  /** Counts welcomes, so only the latest one's promise lifts the gate. */
+  #welcomes = 0;
   #wake: (() => void) | undefined;
   /** Sessions that reached welcome, for tests and logs. */
   sessions = 0;
@@ -298,7 +300,9 @@ export class WorkerRuntime {
     const ready = this.#opts.onWelcome?.(agentPort);
     if (ready === undefined) return;
     this.#gated = true;
+    const welcome = ++this.#welcomes;
     const open = () => {
+      if (welcome !== this.#welcomes) return;
       this.#gated = false;
       while (!this.#stopped && this.#running.size < this.#opts.concurrency) {
         const next = this.#waiting.shift();
