@@ -27,6 +27,7 @@ import { type Command, eventOf } from "./commands.ts";
 import { cancelInFlight, decide } from "./decide.ts";
 import type { EventOf, HistoryEvent, RunStatus } from "./history.ts";
 import { Outbox, type OutboxEntry, type OutboxOptions } from "./outbox.ts";
+import { SpeculationGate } from "./speculation.ts";
 import {
   acceptsResult,
   apply,
@@ -147,22 +148,9 @@ interface Run {
   inbox: InboxItem[];
   /** Attempts due while the run was paused; dispatched when it resumes. */
   held: AttemptRef[];
-  /**
-   * The commits (by generation, one entry per decision) holding this run's events whose
-   * effects went out before they landed, and the decisions whose effects wait for some of
-   * those to land, each with the commit of its events (see `#release`).
-   */
-  ahead: number[];
-  waiting: { readonly commands: Command[]; readonly generation: number }[];
   /** What decide remembers of the run's collects (derived; a restart starts afresh). */
   readonly memos: CollectMemos;
 }
-
-/**
- * How many of a run's decisions may have their effects out before their events are durable
- * (see `Engine#release`).
- */
-export const SPECULATION_DEPTH = 16;
 
 /** Applies an event to the run's state, and tells its collect memos what it touched. */
 function applyTo(run: Run, event: HistoryEvent): void {
@@ -204,11 +192,11 @@ export class Engine {
   #recovering: Promise<void> | undefined;
   #dispatcher: Dispatcher | undefined;
   #ticking = false;
-  /** The number of the last commit made, and of the last one that landed. */
+  /** The number of the last commit made (see speculation.ts). */
   #generation = 0;
-  #durable = 0;
-  /** Runs with effects waiting for a commit to land. */
-  readonly #waiting = new Set<Run>();
+  readonly #speculation = new SpeculationGate<Run>((run, commands) => {
+    for (const command of commands) this.#effect(run, command);
+  });
   #scheduled = false;
   #committing = false;
   /** Processed events (and their waiters) waiting for the commit in flight to finish. */
@@ -355,8 +343,6 @@ export class Engine {
           state: replay(s.history),
           inbox: [],
           held: [],
-          ahead: [],
-          waiting: [],
           memos: new CollectMemos(),
         };
       } catch (error) {
@@ -435,8 +421,6 @@ export class Engine {
       state: EMPTY_RUN,
       inbox: [],
       held: [],
-      ahead: [],
-      waiting: [],
       memos: new CollectMemos(),
     };
     this.#runs.set(request.runId, run);
@@ -622,7 +606,9 @@ export class Engine {
         if (wasLive) this.#ended(run, pending);
       }
     }
-    for (const { run, commands } of effects) this.#release(run, commands, pending.generation);
+    for (const { run, commands } of effects) {
+      this.#speculation.release(run, commands, pending.generation);
+    }
     this.#dispatcher?.flush?.();
     this.#ticking = false;
     this.#pump().catch((error: unknown) => this.#fatal(error));
@@ -726,8 +712,9 @@ export class Engine {
       return;
     }
     this.#committing = false;
-    this.#durable = pending.generation;
-    this.#landed();
+    if (!this.#stopped && this.#speculation.landed(pending.generation)) {
+      this.#dispatcher?.flush?.();
+    }
     for (const w of pending.waiters) w.done?.();
     for (const run of pending.ended) {
       if (this.#runs.get(run.id.runId) === run) {
@@ -740,50 +727,6 @@ export class Engine {
 
   #newPending(): PendingCommit {
     return newPending(++this.#generation);
-  }
-
-  /**
-   * Effects go out before their events are durable. This is safe because nothing is
-   * acknowledged before its commit and commits land in order: a crash only repeats work
-   * that history does not show yet (the same decisions are made again from history), and a
-   * result for an attempt whose scheduling was lost is never recorded. So at C = 1 a worker
-   * runs the next step while the commit that scheduled it syncs, and each commit carries
-   * every step that finished meanwhile. The lead is bounded: a run with
-   * `SPECULATION_DEPTH` decisions whose effects went out and whose events have not landed
-   * holds its next decisions' effects until one lands, so a stalled store stops runs
-   * within a few steps instead of letting them race ahead of their history.
-   */
-  #release(run: Run, commands: Command[], generation: number): void {
-    this.#prune(run);
-    if (run.waiting.length > 0 || run.ahead.length >= SPECULATION_DEPTH) {
-      run.waiting.push({ commands, generation });
-      this.#waiting.add(run);
-      return;
-    }
-    run.ahead.push(generation);
-    for (const command of commands) this.#effect(run, command);
-  }
-
-  /** Forgets the run's speculative decisions whose commits have landed. */
-  #prune(run: Run): void {
-    let landed = 0;
-    while (landed < run.ahead.length && run.ahead[landed]! <= this.#durable) landed++;
-    if (landed > 0) run.ahead.splice(0, landed);
-  }
-
-  /** A commit landed: decisions whose effects waited for it go out, in order. */
-  #landed(): void {
-    if (this.#waiting.size === 0 || this.#stopped) return;
-    for (const run of this.#waiting) {
-      this.#prune(run);
-      while (run.waiting.length > 0 && run.ahead.length < SPECULATION_DEPTH) {
-        const { commands, generation } = run.waiting.shift()!;
-        run.ahead.push(generation);
-        for (const command of commands) this.#effect(run, command);
-      }
-      if (run.waiting.length === 0) this.#waiting.delete(run);
-    }
-    this.#dispatcher?.flush?.();
   }
 
   #next(): void {
@@ -920,8 +863,6 @@ export class Engine {
       state: apply(EMPTY_RUN, started),
       inbox: [],
       held: [],
-      ahead: [],
-      waiting: [],
       memos: new CollectMemos(),
     };
   }
@@ -935,8 +876,7 @@ export class Engine {
     this.#runs.delete(run.id.runId);
     for (const item of run.inbox) item.fail?.(error);
     run.inbox = [];
-    run.waiting = [];
-    this.#waiting.delete(run);
+    this.#speculation.forget(run);
     this.#log.error({ err: error, run: run.id.runId }, "run quarantined");
     this.#opts.onRunError?.(run.id.runId, error);
   }
