@@ -111,6 +111,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agent_transcripts_attempt ON agent_transcripts (run_id, activity_id, attempt, seq);
     `,
   },
+  {
+    version: 6,
+    name: "workflow_runs_by_status",
+    // A list filtered by status (Running, say) walks only the runs of that status, not
+    // every run the namespace ever had.
+    sql: `
+      CREATE INDEX workflow_runs_by_status ON workflow_runs (namespace, status, started_at, run_id);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -26,6 +26,16 @@ import {
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import { transaction } from "./database.ts";
 
+const AFTER = "AND (started_at > ? OR (started_at = ? AND run_id > ?))";
+/** A page of a namespace's runs, by start time. */
+export const PAGE_SQL =
+  `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? ${AFTER} ` +
+  "ORDER BY started_at, run_id LIMIT ?";
+/** A page of a namespace's runs of one status (index workflow_runs_by_status). */
+export const PAGE_BY_STATUS_SQL =
+  `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${AFTER} ` +
+  "ORDER BY started_at, run_id LIMIT ?";
+
 export class SqliteRunStore implements RunStore {
   readonly #db: DatabaseSync;
   readonly #nextSeq = new Map<string, number>();
@@ -75,15 +85,8 @@ export class SqliteRunStore implements RunStore {
       `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
     );
     this.#exists = db.prepare("SELECT 1 AS one FROM workflow_runs WHERE run_id = ?");
-    const after = "AND (started_at > ? OR (started_at = ? AND run_id > ?))";
-    this.#page = db.prepare(
-      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? ${after} ` +
-        "ORDER BY started_at, run_id LIMIT ?",
-    );
-    this.#pageByStatus = db.prepare(
-      `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${after} ` +
-        "ORDER BY started_at, run_id LIMIT ?",
-    );
+    this.#page = db.prepare(PAGE_SQL);
+    this.#pageByStatus = db.prepare(PAGE_BY_STATUS_SQL);
   }
 
   async commit(batch: readonly RunAppend[]): Promise<void> {

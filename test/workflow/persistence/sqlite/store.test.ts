@@ -10,6 +10,7 @@ import {
   MIGRATIONS,
   migrate,
 } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
+import { PAGE_BY_STATUS_SQL } from "../../../../src/workflow/persistence/sqlite/runs.ts";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
 import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
@@ -102,6 +103,20 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     );
     await first.close();
     await SqliteWorkflowStore.open(file).close();
+  });
+
+  test("a list by status reads the (namespace, status) index, not every run of the namespace", async () => {
+    const file = await fresh();
+    await SqliteWorkflowStore.open(file).close();
+    const db = new DatabaseSync(file);
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN ${PAGE_BY_STATUS_SQL}`)
+      .all("ns", "Running", -1, -1, "", 2) as { detail: string }[];
+    db.close();
+    assert.match(
+      plan.map((p) => p.detail).join("\n"),
+      /workflow_runs_by_status \(namespace=\? AND status=\?\)/,
+    );
   });
 
   test("a file that is not a database is refused: storage_unavailable", async () => {
