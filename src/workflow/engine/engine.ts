@@ -16,9 +16,9 @@
  * Tick:  inbox events applied --> decide per dirty run --> effects --> (pipeline) one commit --> acks
  */
 
-import { randomUUID } from "node:crypto";
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
+import { uuidv7 } from "../../common/uuid.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../rpc/matcher.ts";
 import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
@@ -843,7 +843,7 @@ export class Engine {
     definition: WorkflowDefinition,
     now: number,
   ): Run {
-    const runId = randomUUID();
+    const runId = uuidv7();
     const started: HistoryEvent = {
       type: "RunStarted",
       at: now,

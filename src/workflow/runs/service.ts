@@ -6,7 +6,7 @@
  * returns that run instead of starting another.
  */
 
-import { randomUUID } from "node:crypto";
+import { uuidv7 } from "../../common/uuid.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
@@ -60,7 +60,7 @@ export class RunService {
   }
 
   async start(request: StartRequest): Promise<Started> {
-    const workflowId = request.workflowId ?? randomUUID();
+    const workflowId = request.workflowId ?? uuidv7();
     const key = `${request.namespace}\0${workflowId}`;
     const inFlight = this.#starting.get(key);
     if (inFlight !== undefined) return { ...(await inFlight), created: false };
@@ -73,7 +73,7 @@ export class RunService {
       const raced = this.#starting.get(key);
       if (raced !== undefined) return { ...(await raced), created: false };
     }
-    const runId = randomUUID();
+    const runId = uuidv7();
     const started = this.#engine
       .start({
         runId,
