@@ -43,7 +43,7 @@ export const workflowCommand: Command = {
   summary: "register definitions, start runs and read them on a running server",
   help: [
     "register FILE [--namespace N] [--server URL] [--token TOKEN]",
-    "       skein workflow start NAME [--version V] [--input JSON] [--workflow-id UUID] [--namespace N] …",
+    "       skein workflow start NAME [--version V] [--input JSON] [--workflow-id UUID] [--wait MS] …",
     "       skein workflow describe WORKFLOW_ID [--run-id UUID] [--wait MS] [--namespace N] …",
     "       skein workflow list [--status S] [--limit N] [--cursor C] [--namespace N] …",
     "       skein workflow history WORKFLOW_ID [--run-id UUID] [--namespace N] …",
@@ -54,7 +54,9 @@ export const workflowCommand: Command = {
     "  --token TOKEN   the bearer (default SKEIN_TOKEN)",
     "  --namespace N   the namespace (default: the server's namespaces.default)",
     "  register: FILE is YAML (.yaml, .yml) or JSON (.json); prints NAME VERSION",
-    "  start: --input is the run's input as JSON (default {}); prints the answer as JSON",
+    "  start: --input is the run's input as JSON (default {}); prints the answer as JSON;",
+    "         --wait MS waits up to MS for the run to end and prints the run as describe",
+    "         does (exit 1 when it Failed or was Cancelled)",
     "  list: one run per line as JSON; the next page's cursor goes to stderr",
     "  describe: --wait MS waits up to MS (at most 60000) for a live run to end",
     "  history: one event per line as JSON",
@@ -92,9 +94,11 @@ export const workflowCommand: Command = {
             version: { type: "string" },
             input: { type: "string" },
             "workflow-id": { type: "string" },
+            wait: { type: "string" },
           },
           { min: 1, max: 1 },
         );
+        const wait = values.wait === undefined ? undefined : waitMs("start", values.wait);
         let input: unknown = {};
         if (values.input !== undefined) {
           try {
@@ -103,15 +107,30 @@ export const workflowCommand: Command = {
             throw new UsageError(`--input is not JSON: ${(error as Error).message}`);
           }
         }
-        const r = await request(client(values), "POST", "/workflows/start", {
+        const r = (await request(client(values), "POST", "/workflows/start", {
           ...namespaced(values.namespace),
           name: positionals[0],
           ...(values.version === undefined ? {} : { version: values.version }),
           input,
           ...(values["workflow-id"] === undefined ? {} : { workflow_id: values["workflow-id"] }),
-        });
-        io.out(stringify(r) ?? "null");
-        return 0;
+        })) as { namespace: string; workflow_id: string; run_id: string };
+        if (wait === undefined) {
+          io.out(stringify(r) ?? "null");
+          return 0;
+        }
+        // Start and await: print the run as describe does, once it ended or the wait ran out.
+        const d = (await request(client(values), "POST", "/workflows/describe", {
+          namespace: r.namespace,
+          workflow_id: r.workflow_id,
+          run_id: r.run_id,
+          wait_ms: wait,
+        })) as { run: { status: string } };
+        io.out(stringify(d.run) ?? "null");
+        return d.run.status === "Completed" ||
+          d.run.status === "Running" ||
+          d.run.status === "Paused"
+          ? 0
+          : 1;
       }
       if (verb === "signal" || verb === "pause" || verb === "resume" || verb === "cancel") {
         const signal = verb === "signal";
@@ -189,9 +208,11 @@ export const workflowCommand: Command = {
   },
 };
 
-/** `--wait MS` of describe: whole milliseconds, at most the server's bound. */
+/** `--wait MS` of start and describe: whole milliseconds, at most the server's bound. */
 function waitMs(verb: string, text: string): number {
-  if (verb !== "describe") throw new UsageError("--wait goes with describe only");
+  if (verb !== "describe" && verb !== "start") {
+    throw new UsageError("--wait goes with start and describe only");
+  }
   if (!/^\d+$/.test(text) || Number(text) > DESCRIBE_WAIT_MAX_MS) {
     throw new UsageError(`--wait must be whole milliseconds from 0 to ${DESCRIBE_WAIT_MAX_MS}`);
   }

@@ -20,6 +20,7 @@ import {
 } from "../support/server.ts";
 
 const run = promisify(execFile);
+const FIXED = "0b9e5f4a-4c1d-4e2f-9a3b-5c6d7e8f9a0b";
 const WAITER = "name: waiter\nsteps:\n  - { id: w, wait: { signal: go } }\noutput: steps.w\n";
 
 let dir: { path: string; remove: () => Promise<void> };
@@ -134,8 +135,23 @@ describe("describe with wait_ms", { timeout: 30_000 }, () => {
       assert.equal(usage.status, 2, usage.stderr);
       assert.match(usage.stderr, /--wait/);
     }
+    // start --wait: starts the run and prints it once it has ended.
+    const started = run(
+      process.execPath,
+      [SKEIN_BIN, "workflow", "start", "waiter", "--wait", "20000", "--workflow-id", FIXED],
+      { env },
+    );
+    // The command's start lands first (its Node start-up takes a moment).
+    while ((await api("/workflows/describe", { workflow_id: FIXED })).status !== 200) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await signal(FIXED, { via: "start" });
+    const ended = JSON.parse((await started).stdout);
+    assert.equal(ended.workflow_id, FIXED);
+    assert.equal(ended.status, "Completed");
+    assert.deepEqual(ended.output, { via: "start" });
     const history = skein(["workflow", "history", id, "--wait", "10"], env);
     assert.equal(history.status, 2);
-    assert.match(history.stderr, /--wait goes with describe only/);
+    assert.match(history.stderr, /--wait goes with start and describe only/);
   });
 });
