@@ -3,7 +3,9 @@
  * worker it launches from a deployment record; when the server is killed (SIGKILL, OOM) it
  * cannot stop them, and the next server start launches fresh ones, so a worker left behind
  * would serve its queue twice over. Linux re-parents an orphan (to init or a subreaper), so
- * a change of `process.ppid` means the supervisor died; the worker then stops as on SIGTERM.
+ * a parent pid other than the supervisor's means the supervisor died; the worker then stops
+ * as on SIGTERM. The supervisor names itself in SKEIN_SUPERVISOR_PID, so a supervisor that
+ * died while the worker was still starting is noticed too (the first check is at once).
  * Only deployment-launched workers (SKEIN_DEPLOYMENT set) watch: a worker started by hand
  * from a shell that exits keeps running, as a user would expect.
  */
@@ -12,14 +14,34 @@ export interface ParentWatch {
   stop(): void;
 }
 
-export function watchParent(onGone: () => void, intervalMs = 500): ParentWatch {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid !== parent) {
-      clearInterval(timer);
-      onGone();
-    }
-  }, intervalMs);
+export interface ParentWatchOptions {
+  /** The supervisor's pid; default: the parent this process has now. */
+  readonly supervisor?: number | undefined;
+  readonly intervalMs?: number;
+}
+
+export function watchParent(onGone: () => void, options: ParentWatchOptions = {}): ParentWatch {
+  const parent = options.supervisor ?? process.ppid;
+  let stopped = false;
+  const check = () => {
+    if (stopped || process.ppid === parent) return;
+    stopped = true;
+    clearInterval(timer);
+    onGone();
+  };
+  const timer = setInterval(check, options.intervalMs ?? 500);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  setImmediate(check);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}
+
+/** SKEIN_SUPERVISOR_PID, when it holds a pid. */
+export function supervisorPid(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env.SKEIN_SUPERVISOR_PID ?? "";
+  return /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : undefined;
 }

@@ -16,7 +16,10 @@ const PARENT = `
 const { spawn } = require("node:child_process");
 const [bin, doc, deployment] = process.argv.slice(1);
 const env = { ...process.env };
-if (deployment) env.SKEIN_DEPLOYMENT = deployment; else delete env.SKEIN_DEPLOYMENT;
+if (deployment) {
+  env.SKEIN_DEPLOYMENT = deployment;
+  env.SKEIN_SUPERVISOR_PID = String(process.pid);
+} else delete env.SKEIN_DEPLOYMENT;
 const child = spawn(process.execPath, [bin, "worker", "module", doc, "--endpoint", "127.0.0.1:1",
   "--reconnect-initial-backoff", "0.05", "--reconnect-max-backoff", "0.2"], { env, stdio: "ignore" });
 console.log(child.pid);
@@ -77,4 +80,28 @@ test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started
   process.kill(byHand.parent, "SIGKILL");
   assert.equal(await gone(supervised.worker, 10_000), true, "the supervised worker stopped");
   assert.equal(alive(byHand.worker), true, "the hand-started worker keeps running");
+});
+
+test("a supervised worker whose supervisor died before it started watching stops at once", {
+  timeout: 20_000,
+}, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "skein-parent-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const doc = await writeJson(dir, "worker.json", {
+    name: "w",
+    task_queue: "q",
+    actions: { inc: { module: ACTIVITIES, export: "inc" } },
+  });
+  // Its parent (this test) is not the supervisor it was told of: that one is gone.
+  const worker = spawn(
+    process.execPath,
+    [SKEIN_BIN, "worker", "module", doc, "--endpoint", "127.0.0.1:1"],
+    {
+      env: { ...process.env, SKEIN_DEPLOYMENT: "alpha@1", SKEIN_SUPERVISOR_PID: "999999999" },
+      stdio: "ignore",
+    },
+  );
+  t.after(() => worker.kill("SIGKILL"));
+  const code = await new Promise<number | null>((resolve) => worker.once("exit", resolve));
+  assert.equal(code, 0, "it stopped as on SIGTERM");
 });

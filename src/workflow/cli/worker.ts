@@ -22,7 +22,7 @@ import { SkeinError } from "../../common/errors.ts";
 import { createLogger } from "../../common/log.ts";
 import { AgentLink } from "../../worker/agent-link.ts";
 import { loadWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
-import { watchParent } from "../../worker/parent-watch.ts";
+import { supervisorPid, watchParent } from "../../worker/parent-watch.ts";
 import { WorkerGaveUp, WorkerRefused, WorkerRuntime } from "../../worker/runtime.ts";
 import { MAX_CONCURRENCY } from "../rpc/frames.ts";
 import { grpcTarget } from "../rpc/protocol.ts";
@@ -184,10 +184,13 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   process.once("SIGINT", stop);
   const supervised = (process.env.SKEIN_DEPLOYMENT ?? "") !== "";
   const parent = supervised
-    ? watchParent(() => {
-        logger.warn({ deployment: process.env.SKEIN_DEPLOYMENT }, "supervisor gone; stopping");
-        stop();
-      })
+    ? watchParent(
+        () => {
+          logger.warn({ deployment: process.env.SKEIN_DEPLOYMENT }, "supervisor gone; stopping");
+          stop();
+        },
+        { supervisor: supervisorPid() },
+      )
     : undefined;
   try {
     await runtime.run();

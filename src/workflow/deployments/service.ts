@@ -209,7 +209,11 @@ export class DeploymentService {
       revision: d.revision,
       command: d.binary.path,
       args: [d.binary.entry, ...d.artifact.verb],
-      env: { SKEIN_DEPLOYMENT: deploymentIdentity(d.name, d.revision) },
+      // The worker stops if its parent is ever another process than this one (parent-watch).
+      env: {
+        SKEIN_DEPLOYMENT: deploymentIdentity(d.name, d.revision),
+        SKEIN_SUPERVISOR_PID: String(process.pid),
+      },
       logFile: logFileOf(this.#o.dataDir, d.name),
     };
   }

@@ -187,12 +187,65 @@ interface Holding {
   readonly action: string;
 }
 
+/**
+ * The attempts held, by attempt key, and indexed by run: listing a run's live attempts
+ * (the attempts read, a cancellation) reads that run's keys, not every attempt held.
+ */
+class Holdings {
+  readonly #all = new Map<string, Holding>();
+  readonly #byRun = new Map<string, Set<string>>();
+
+  get size(): number {
+    return this.#all.size;
+  }
+
+  get(key: string): Holding | undefined {
+    return this.#all.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.#all.has(key);
+  }
+
+  set(key: string, holding: Holding): void {
+    if (!this.#all.has(key)) {
+      const run = runOfKey(key);
+      let keys = this.#byRun.get(run);
+      if (keys === undefined) {
+        keys = new Set();
+        this.#byRun.set(run, keys);
+      }
+      keys.add(key);
+    }
+    this.#all.set(key, holding);
+  }
+
+  delete(key: string): boolean {
+    if (!this.#all.delete(key)) return false;
+    const run = runOfKey(key);
+    const keys = this.#byRun.get(run);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#byRun.delete(run);
+    return true;
+  }
+
+  /** The keys held for one run. */
+  ofRun(runId: string): Iterable<string> {
+    return this.#byRun.get(runId) ?? [];
+  }
+}
+
+/** `run_id/activity_id/attempt` → `run_id`. */
+function runOfKey(key: string): string {
+  return key.slice(0, key.indexOf("/"));
+}
+
 export class Matcher {
   readonly #opts: MatcherOptions;
   readonly #log: Logger;
   readonly #queues = new Map<string, Queue>();
   /** Every attempt handed out or re-attached and not yet settled, by attempt key. */
-  readonly #holding = new Map<string, Holding>();
+  readonly #holding = new Holdings();
   readonly #settled = new Set<string>();
   readonly #maxBacklog: number;
   readonly #settledMemory: number;
@@ -266,7 +319,8 @@ export class Matcher {
   /** Attempts of a run currently held by a live session, with their capabilities. */
   liveAttempts(runId: string): LiveAttempt[] {
     const out: LiveAttempt[] = [];
-    for (const [key, holding] of this.#holding) {
+    for (const key of this.#holding.ofRun(runId)) {
+      const holding = this.#holding.get(key)!;
       const s = holding.session;
       if (s === undefined || s.closed) continue;
       const ref = s.assigned.get(key);

@@ -147,6 +147,50 @@ describe("matcher with real workers", () => {
     }
   });
 
+  test("a run's live attempts are its own, held by a worker; settled ones leave the list", async () => {
+    const { endpoint, address } = await startEndpoint();
+    const { doc, token } = await moduleDoc();
+    const w = spawnWorker([
+      "module",
+      doc,
+      "--endpoint",
+      address,
+      "--token-file",
+      token,
+      "--concurrency",
+      "8",
+    ]);
+    try {
+      await sessions(endpoint, 1);
+      const a = offer("hold", { ms: 60_000 });
+      const a2 = offer(
+        "hold",
+        { ms: 60_000 },
+        { ref: { ...a.ref, activity_id: a.ref.activity_id + 1000 } },
+      );
+      const others = Array.from({ length: 5 }, () => offer("hold", { ms: 60_000 }));
+      for (const task of [a, a2, ...others]) endpoint.matcher.offer(task);
+      const live = () =>
+        endpoint.matcher
+          .liveAttempts(a.ref.run_id)
+          .map((x) => x.ref.activity_id)
+          .sort((x, y) => x - y);
+      assert.deepEqual(live(), [a.ref.activity_id, a2.ref.activity_id]);
+      for (const t of others) assert.equal(endpoint.matcher.liveAttempts(t.ref.run_id).length, 1);
+      // Released: the worker stops it, and once it has, the run lists only the other.
+      endpoint.matcher.release(a.ref, "done with it");
+      for (let i = 0; live().length !== 1; i++) {
+        assert.ok(i < 500, `still live: ${live()}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.deepEqual(live(), [a2.ref.activity_id]);
+    } finally {
+      w.kill();
+      await w.exited;
+      await endpoint.close();
+    }
+  });
+
   test("the backlog is bounded: past it an offer is refused with task_queue_full", async () => {
     const { endpoint } = await startEndpoint({ maxBacklog: 2 });
     try {
