@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { ACTIVITIES, writeJson } from "../helpers/worker-endpoint.ts";
 import { SKEIN_BIN } from "../workflow/support/server.ts";
 
@@ -48,6 +48,17 @@ async function launch(
   return { parent: parent.pid!, worker };
 }
 
+/** A worker document in a directory removed when the test ends. */
+async function workerDoc(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "skein-parent-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return writeJson(dir, "worker.json", {
+    name: "w",
+    task_queue: "q",
+    actions: { inc: { module: ACTIVITIES, export: "inc" } },
+  });
+}
+
 async function gone(pid: number, withinMs: number): Promise<boolean> {
   const end = Date.now() + withinMs;
   while (Date.now() < end) {
@@ -58,13 +69,7 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
 }
 
 test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started one does not", async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), "skein-parent-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const doc = await writeJson(dir, "worker.json", {
-    name: "w",
-    task_queue: "q",
-    actions: { inc: { module: ACTIVITIES, export: "inc" } },
-  });
+  const doc = await workerDoc(t);
 
   const supervised = await launch(doc, "alpha@1");
   const byHand = await launch(doc, "");
@@ -85,13 +90,7 @@ test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started
 test("a supervised worker whose supervisor died before it started watching stops at once", {
   timeout: 20_000,
 }, async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), "skein-parent-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const doc = await writeJson(dir, "worker.json", {
-    name: "w",
-    task_queue: "q",
-    actions: { inc: { module: ACTIVITIES, export: "inc" } },
-  });
+  const doc = await workerDoc(t);
   // Its parent (this test) is not the supervisor it was told of: that one is gone.
   const worker = spawn(
     process.execPath,
