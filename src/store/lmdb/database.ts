@@ -3,23 +3,46 @@
  * `nodes` (address → encoded tree node), `meta`, `counters` (the version counter), `collections` (name → record),
  * `branches` ([collection, branch] → branch record) and `history` ([collection, branch,
  * version] → version record, the heads that left a branch record's window). Writes go
- * through `commit`, one synchronous LMDB transaction (fsynced before it returns), so a
- * crash at any moment leaves the last committed state and nothing half-written.
+ * through `commit`, one synchronous LMDB transaction (fsynced before it returns), or, for
+ * branch commits, `writeCommits` (the same, synchronous) and `writeCommitsDurably` (one
+ * transaction run on lmdb-js's write thread; its promise settles once the transaction is
+ * fsynced, so the event loop is free while the disk flushes). Either way a crash at any
+ * moment leaves the last committed state and nothing half-written.
  */
 
 import { type Database, open, type RootDatabase } from "lmdb";
-import type {
-  BranchRecord,
-  CollectionRecord,
-  MetaRecord,
-  VersionRecord,
+import {
+  type BranchRecord,
+  type CollectionRecord,
+  type MetaRecord,
+  VERSION_KEY,
+  type VersionRecord,
 } from "../codec/records.ts";
 import type { NodeStore } from "../tree/node-store.ts";
 
 export type BranchKey = [collection: string, branch: string];
 export type HistoryKey = [collection: string, branch: string, version: number];
 
-export class StoreDatabase implements NodeStore {
+/** What one branch commit writes. */
+export interface CommitWrites {
+  /** New tree nodes: address and encoded bytes (left untouched until written). */
+  readonly nodes: readonly (readonly [hash: string, bytes: Uint8Array])[];
+  readonly branch: readonly [key: BranchKey, record: BranchRecord];
+  /** Heads that left the branch record's kept_versions window. */
+  readonly history: readonly (readonly [key: HistoryKey, record: VersionRecord])[];
+  /** The version counter after this commit. */
+  readonly nextVersion: number;
+}
+
+/** Where commits become durable; fault injection and metrics wrap this interface. */
+export interface CommitWriter {
+  /** Writes the commits, in order, in one synchronous transaction, fsynced on return. */
+  writeCommits(commits: readonly CommitWrites[]): void;
+  /** Writes the commits, in order, in one transaction; settles once it is fsynced. */
+  writeCommitsDurably(commits: readonly CommitWrites[]): Promise<void>;
+}
+
+export class StoreDatabase implements NodeStore, CommitWriter {
   readonly root: RootDatabase;
   readonly nodes: Database<Buffer, string>;
   readonly meta: Database<MetaRecord, string>;
@@ -35,6 +58,11 @@ export class StoreDatabase implements NodeStore {
       // Every commit is fsynced before it is acknowledged.
       noSync: false,
       overlappingSync: false,
+      // A `writeCommitsDurably` batch starts on the write thread as soon as it is handed
+      // over, not at the next turn of the event loop, which is busy building the next
+      // commits (the overlap the pipeline is for). The batch is one explicit `batch`
+      // block, so it is still one transaction; nothing else here writes asynchronously.
+      eventTurnBatching: false,
       // Nodes are already compact MessagePack; compressing them costs more than it saves.
       compression: false,
     });
@@ -56,7 +84,36 @@ export class StoreDatabase implements NodeStore {
   }
 
   putNode(hash: string, bytes: Uint8Array): void {
-    this.nodes.putSync(hash, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    this.nodes.putSync(hash, asBuffer(bytes));
+  }
+
+  /** Writes the commits, in order, in one synchronous durable transaction. */
+  writeCommits(commits: readonly CommitWrites[]): void {
+    this.root.transactionSync(() => {
+      for (const commit of commits) {
+        for (const [hash, bytes] of commit.nodes) this.putNode(hash, bytes);
+        this.branches.putSync(commit.branch[0], commit.branch[1]);
+        for (const [key, row] of commit.history) this.history.putSync(key, row);
+        this.counters.putSync(VERSION_KEY, commit.nextVersion);
+      }
+    });
+  }
+
+  /**
+   * Writes the commits in one transaction on lmdb-js's write thread (`batch`: the puts are
+   * queued here and applied there, all or none). With `overlappingSync: false` the
+   * transaction's promise settles after its fsync, never before. lmdb-js keeps the value
+   * buffers (views of the node codec's arena, never reused) alive until they are written.
+   */
+  writeCommitsDurably(commits: readonly CommitWrites[]): Promise<void> {
+    return this.root.batch(() => {
+      for (const commit of commits) {
+        for (const [hash, bytes] of commit.nodes) void this.nodes.put(hash, asBuffer(bytes));
+        void this.branches.put(commit.branch[0], commit.branch[1]);
+        for (const [key, row] of commit.history) void this.history.put(key, row);
+        void this.counters.put(VERSION_KEY, commit.nextVersion);
+      }
+    }) as Promise<unknown> as Promise<void>;
   }
 
   /** Bytes of pages used by the node table (what a release should make fall). */
@@ -75,4 +132,8 @@ export class StoreDatabase implements NodeStore {
   close(): Promise<void> {
     return this.root.close();
   }
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
