@@ -126,11 +126,11 @@ export class CommitPipeline {
     }
     const next = this.#next;
     this.#next = null;
-    // The next batch goes to the disk before anyone is told, so its flush starts sooner.
     if (next !== null) this.#flush(next);
     else this.#flushing = null;
-    for (const waiter of batch.waiters) waiter.resolve();
-    if (next === null) this.#wakeIdle();
+    this.#tell(() => {
+      for (const waiter of batch.waiters) waiter.resolve();
+    });
   }
 
   #failed(batch: Batch, error: unknown): void {
@@ -145,8 +145,23 @@ export class CommitPipeline {
         error instanceof Error ? error.message : String(error)
       }`,
     );
-    for (const lostBatch of lost) for (const waiter of lostBatch.waiters) waiter.reject(reason);
-    this.#wakeIdle();
+    this.#tell(() => {
+      for (const lostBatch of lost) for (const waiter of lostBatch.waiters) waiter.reject(reason);
+    });
+  }
+
+  /**
+   * Settles commits on the next turn of the event loop, in order (setImmediate is FIFO),
+   * then wakes `idle()` waiters if nothing is in flight. lmdb-js starts a handed-over
+   * batch on its write thread from a setImmediate: callers told at once would build their
+   * next commits in this same turn, and the next batch's flush would wait for them; told
+   * after it has started, they build while it flushes.
+   */
+  #tell(settle: () => void): void {
+    setImmediate(() => {
+      settle();
+      if (!this.busy) this.#wakeIdle();
+    });
   }
 
   #wakeIdle(): void {

@@ -97,6 +97,13 @@ export async function startStoreServer(
       // turns and answers at its end.
       if (response instanceof Promise) void response.then(item.send);
       else item.send(response);
+      if (pipelined && queue.length > 0) {
+        // The rest on the next turn: lmdb-js starts a flush from a setImmediate, so this
+        // lets the commit just handed over start flushing while the next ones are built.
+        scheduled = true;
+        setImmediate(drain);
+        return;
+      }
     }
   };
   const enqueue = (item: Queued) => {
