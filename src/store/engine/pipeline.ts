@@ -1,28 +1,32 @@
 /**
- * The commit pipeline: commits are built on the event loop while the previous batch of
- * commits is being flushed on lmdb-js's write thread, so a commit's CPU work (JSON,
- * chunking, encoding, hashing) overlaps the flush (fdatasync) of the commits before it.
+ * The commit pipeline: commits are built on the event loop while the commits before them
+ * are written and flushed on lmdb-js's write thread, so a commit's CPU work (JSON,
+ * chunking, encoding, hashing) overlaps the flush (fdatasync) of the ones before it.
  *
- *   idle ──add──▶ flushing(batch B) ──add──▶ flushing(B) + next(C, D…)
- *     ▲                 │ B durable: resolve B's commits, C… become the flushing batch
- *     └── nothing next ─┘ B failed: reject B and every next commit, reload from LMDB
+ *   built ──add──▶ handed to LMDB ──fsynced──▶ durable: told, nodes to the cache
+ *                        │ its transaction failed, or skipped (one before it was lost)
+ *                        ▼
+ *                      lost: told internal_error; the first loss reloads from LMDB
  *
- * At most one batch is in LMDB's hands at a time. Commits added while it flushes join the
- * next batch and are written together (one transaction, one fsync) once it is durable; a
- * commit is built on the heads of the commits before it, durable or not, and their new
+ * Each commit is handed to LMDB as soon as it is built, as one conditional block chained
+ * to the commit before it (`writeCommitsAfter`: the block runs only if the previous
+ * pipelined commit's mark is the last one written, and writes its own). lmdb-js applies
+ * the blocks in order and puts those queued while it flushes into one next transaction
+ * (the group commit of concurrent writers), starting it without waiting for the event
+ * loop. A commit is built on the heads of the commits before it, durable or not; their new
  * nodes stay readable from `pending` until they are durable. So:
  *
- * - Commits become durable in the order they were added, and their promises settle in that
- *   order (receipts are sent in commit order).
- * - A batch is submitted only after the one before it is durable, so a failed flush fails
- *   exactly that batch and everything built on it (the next batch, never submitted), and
- *   nothing built on a lost commit can reach the disk. The in-memory state those commits
- *   advanced is then dropped (`reload`).
+ * - Commits become durable in the order they were added, and are told in that order
+ *   (receipts are sent in commit order).
+ * - If a transaction fails, every commit after it is skipped by LMDB (the mark it is
+ *   chained to was never written), so nothing built on a lost commit reaches the disk. The
+ *   first loss drops the in-memory state those commits advanced (`reload`) and restarts
+ *   the chain from the last durable mark; the lost commits are told `internal_error`.
  * - Nothing here shows a commit to readers: the engine's read operations run only when the
- *   pipeline is idle (store.ts), when every commit added is durable or has failed.
+ *   pipeline is idle (store.ts), when every commit added is durable or lost.
  *
  * `writeNow` is the synchronous path (in-process callers): it needs an idle pipeline and
- * writes one commit in a synchronous transaction.
+ * writes one commit in a synchronous transaction (outside the chain, which it leaves as is).
  */
 
 import { storeError } from "../errors.ts";
@@ -33,21 +37,28 @@ import type { NodeReader } from "../tree/node-store.ts";
 /** A commit's new nodes, with their shard (whose cache receives them once durable). */
 export type NewNodes = readonly (readonly [shard: number, node: TreeNode])[];
 
-interface Batch {
-  readonly writes: CommitWrites[];
-  readonly nodes: (readonly [shard: number, node: TreeNode])[];
-  readonly waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+interface InFlight {
+  readonly nodes: NewNodes;
+  /** The mark this commit is chained to. */
+  readonly after: number | null;
+  /** Which run of the chain it belongs to; a loss starts a new one. */
+  readonly run: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 export class CommitPipeline {
-  /** Where batches become durable; replaceable to wrap it (fault injection, metrics). */
+  /** Where commits become durable; replaceable to wrap it (fault injection, metrics). */
   writer: CommitWriter;
   readonly #readers: readonly NodeReader[];
   readonly #reload: () => void;
   /** New nodes of every commit not yet durable, by address (the readers consult it). */
   readonly pending = new Map<string, TreeNode>();
-  #flushing: Batch | null = null;
-  #next: Batch | null = null;
+  /** Commits handed to LMDB whose outcome has not arrived. */
+  #unsettled = 0;
+  /** The mark of the last commit added (the next one chains to it). */
+  #mark: number | null;
+  #run = 0;
   #idleWaiters: (() => void)[] = [];
 
   /**
@@ -58,14 +69,15 @@ export class CommitPipeline {
     this.writer = writer;
     this.#readers = readers;
     this.#reload = reload;
+    this.#mark = writer.pipelineMark();
   }
 
-  /** True while some commit added is neither durable nor failed. */
+  /** True while some commit added is neither durable nor lost. */
   get busy(): boolean {
-    return this.#flushing !== null;
+    return this.#unsettled > 0;
   }
 
-  /** Resolves once every commit added so far is durable or has failed. */
+  /** Resolves once every commit added so far is durable or lost, and told. */
   idle(): Promise<void> {
     if (!this.busy) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
@@ -82,19 +94,30 @@ export class CommitPipeline {
   }
 
   /**
-   * Queues a built commit; resolves once it is durable, rejects with `internal_error` when
-   * its batch, or one it was built on, failed to write.
+   * Hands a built commit to LMDB; resolves once it is durable, rejects with
+   * `internal_error` when it, or a commit it was built on, was lost.
    */
   add(writes: CommitWrites, nodes: NewNodes): Promise<void> {
     for (const [, node] of nodes) this.pending.set(node.hash, node);
-    if (this.#flushing !== null && this.#next === null) this.#next = newBatch();
-    const batch = this.#next ?? newBatch();
-    batch.writes.push(writes);
-    for (const entry of nodes) batch.nodes.push(entry);
-    const durable = new Promise<void>((resolve, reject) => batch.waiters.push({ resolve, reject }));
-    // Nothing in flight: this commit starts a flush at once; later ones overlap with it.
-    if (this.#flushing === null) this.#flush(batch);
-    return durable;
+    const after = this.#mark;
+    const mark = (after ?? 0) + 1;
+    this.#mark = mark;
+    this.#unsettled++;
+    return new Promise<void>((resolve, reject) => {
+      const commit: InFlight = { nodes, after, run: this.#run, resolve, reject };
+      let written: Promise<boolean>;
+      try {
+        written = this.writer.writeCommitsAfter([writes], after, mark);
+      } catch (error) {
+        written = Promise.reject(error);
+      }
+      written.then(
+        (done) =>
+          done ? this.#durable(commit) : this.#lost(commit, "a commit before it was lost"),
+        (error: unknown) =>
+          this.#lost(commit, error instanceof Error ? error.message : String(error)),
+      );
+    });
   }
 
   /** Writes one commit now, in a synchronous transaction; the pipeline must be idle. */
@@ -105,57 +128,39 @@ export class CommitPipeline {
     for (const [shard, node] of nodes) this.#readers[shard]!.cache.set(node);
   }
 
-  #flush(batch: Batch): void {
-    this.#flushing = batch;
-    let written: Promise<void>;
-    try {
-      written = this.writer.writeCommitsDurably(batch.writes);
-    } catch (error) {
-      written = Promise.reject(error);
-    }
-    written.then(
-      () => this.#durable(batch),
-      (error: unknown) => this.#failed(batch, error),
-    );
-  }
-
-  #durable(batch: Batch): void {
-    for (const [shard, node] of batch.nodes) {
+  #durable(commit: InFlight): void {
+    this.#unsettled--;
+    for (const [shard, node] of commit.nodes) {
       this.#readers[shard]!.cache.set(node);
       this.pending.delete(node.hash);
     }
-    const next = this.#next;
-    this.#next = null;
-    if (next !== null) this.#flush(next);
-    else this.#flushing = null;
-    this.#tell(() => {
-      for (const waiter of batch.waiters) waiter.resolve();
-    });
+    this.#tell(commit.resolve);
   }
 
-  #failed(batch: Batch, error: unknown): void {
-    const lost = [batch, ...(this.#next === null ? [] : [this.#next])];
-    this.#flushing = null;
-    this.#next = null;
-    this.pending.clear();
-    this.#reload();
+  #lost(commit: InFlight, why: string): void {
+    this.#unsettled--;
+    if (commit.run === this.#run) {
+      // The first loss of this run: every commit added after it is built on it and will
+      // be skipped by LMDB. Later commits start a new run from the last durable mark.
+      this.#run++;
+      this.#mark = commit.after;
+      this.pending.clear();
+      this.#reload();
+    }
     const reason = storeError(
       "internal_error",
-      `a commit could not be written; it and the commits after it are lost: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `a commit could not be written, nor any commit in flight after it: ${why}`,
     );
-    this.#tell(() => {
-      for (const lostBatch of lost) for (const waiter of lostBatch.waiters) waiter.reject(reason);
-    });
+    this.#tell(() => commit.reject(reason));
   }
 
   /**
-   * Settles commits on the next turn of the event loop, in order (setImmediate is FIFO),
-   * then wakes `idle()` waiters if nothing is in flight. lmdb-js starts a handed-over
-   * batch on its write thread from a setImmediate: callers told at once would build their
-   * next commits in this same turn, and the next batch's flush would wait for them; told
-   * after it has started, they build while it flushes.
+   * Settles a commit on the next turn of the event loop, in order (setImmediate is FIFO,
+   * and LMDB's outcomes arrive in commit order), then wakes `idle()` waiters if nothing is
+   * in flight. Told at once, callers would build their next commits inside lmdb-js's
+   * completion callback; lmdb-js starts queued writes from that callback's return and from
+   * setImmediate, so told later they build while the next transaction flushes (measured:
+   * told at once, the flush waited for them).
    */
   #tell(settle: () => void): void {
     setImmediate(() => {
@@ -168,8 +173,4 @@ export class CommitPipeline {
     const waiters = this.#idleWaiters.splice(0);
     for (const wake of waiters) wake();
   }
-}
-
-function newBatch(): Batch {
-  return { writes: [], nodes: [], waiters: [] };
 }

@@ -1,7 +1,8 @@
 /**
  * Fault injection for the commit pipeline: wraps the store's real `CommitWriter` so a test
- * can hold batches before they reach LMDB, then let them through or fail them. Nothing
- * else of the store is replaced.
+ * can hold pipelined commits before they reach LMDB, then let them through, or fail the
+ * first as a failed flush would and let the rest reach LMDB (which must skip them: they
+ * are chained to the lost one). Nothing else of the store is replaced.
  */
 
 import type { Store } from "../../../src/store/engine/index.ts";
@@ -9,17 +10,21 @@ import type { CommitWriter, CommitWrites } from "../../../src/store/lmdb/databas
 
 interface Held {
   readonly commits: readonly CommitWrites[];
-  readonly resolve: () => void;
+  readonly after: number | null;
+  readonly mark: number;
+  readonly resolve: (done: boolean) => void;
   readonly reject: (error: unknown) => void;
 }
 
 export class GatedWriter implements CommitWriter {
   readonly #real: CommitWriter;
   readonly #held: Held[] = [];
-  /** While true, batches wait in `held` instead of being written. */
+  /** While true, pipelined writes wait instead of reaching LMDB. */
   holding = false;
-  /** Batches handed to this writer (held or not), in order: the commits of each. */
-  readonly batches: (readonly CommitWrites[])[] = [];
+  /** Pipelined writes handed to this writer (held or not), in order. */
+  readonly handed: (readonly CommitWrites[])[] = [];
+  /** Outcomes from the real writer: true written, false skipped by LMDB. */
+  readonly outcomes: boolean[] = [];
 
   constructor(real: CommitWriter) {
     this.#real = real;
@@ -40,23 +45,41 @@ export class GatedWriter implements CommitWriter {
     this.#real.writeCommits(commits);
   }
 
-  writeCommitsDurably(commits: readonly CommitWrites[]): Promise<void> {
-    this.batches.push(commits);
-    if (!this.holding) return this.#real.writeCommitsDurably(commits);
-    return new Promise((resolve, reject) => this.#held.push({ commits, resolve, reject }));
+  pipelineMark(): number | null {
+    return this.#real.pipelineMark();
   }
 
-  /** Writes the held batches for real (and stops holding). */
+  writeCommitsAfter(
+    commits: readonly CommitWrites[],
+    after: number | null,
+    mark: number,
+  ): Promise<boolean> {
+    this.handed.push(commits);
+    if (!this.holding) return this.#write(commits, after, mark);
+    return new Promise((resolve, reject) =>
+      this.#held.push({ commits, after, mark, resolve, reject }),
+    );
+  }
+
+  /** Writes the held commits for real, in order (and stops holding). */
   release(): void {
     this.holding = false;
     for (const held of this.#held.splice(0)) {
-      this.#real.writeCommitsDurably(held.commits).then(held.resolve, held.reject);
+      this.#write(held.commits, held.after, held.mark).then(held.resolve, held.reject);
     }
   }
 
-  /** Fails the held batches without writing them, as a failed flush would. */
+  /** Fails the first held write without writing it; the others go to LMDB for real. */
   fail(): void {
-    this.holding = false;
-    for (const held of this.#held.splice(0)) held.reject(new Error("injected flush failure"));
+    const first = this.#held.shift();
+    first?.reject(new Error("injected flush failure"));
+    this.release();
+  }
+
+  #write(commits: readonly CommitWrites[], after: number | null, mark: number) {
+    return this.#real.writeCommitsAfter(commits, after, mark).then((done) => {
+      this.outcomes.push(done);
+      return done;
+    });
   }
 }
