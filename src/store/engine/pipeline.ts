@@ -54,7 +54,7 @@ export class CommitPipeline {
   readonly #reload: () => void;
   /** New nodes of every commit not yet durable, by address (the readers consult it). */
   readonly pending = new Map<string, TreeNode>();
-  /** Commits handed to LMDB whose outcome has not arrived. */
+  /** Commits added and not yet told their outcome. */
   #unsettled = 0;
   /** The mark of the last commit added (the next one chains to it). */
   #mark: number | null;
@@ -72,7 +72,7 @@ export class CommitPipeline {
     this.#mark = writer.pipelineMark();
   }
 
-  /** True while some commit added is neither durable nor lost. */
+  /** True while some commit added is not yet told it is durable or lost. */
   get busy(): boolean {
     return this.#unsettled > 0;
   }
@@ -129,7 +129,6 @@ export class CommitPipeline {
   }
 
   #durable(commit: InFlight): void {
-    this.#unsettled--;
     for (const [shard, node] of commit.nodes) {
       this.#readers[shard]!.cache.set(node);
       this.pending.delete(node.hash);
@@ -138,7 +137,6 @@ export class CommitPipeline {
   }
 
   #lost(commit: InFlight, why: string): void {
-    this.#unsettled--;
     if (commit.run === this.#run) {
       // The first loss of this run: every commit added after it is built on it and will
       // be skipped by LMDB. Later commits start a new run from the last durable mark.
@@ -164,6 +162,7 @@ export class CommitPipeline {
    */
   #tell(settle: () => void): void {
     setImmediate(() => {
+      this.#unsettled--;
       settle();
       if (!this.busy) this.#wakeIdle();
     });
