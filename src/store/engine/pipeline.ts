@@ -56,8 +56,10 @@ export class CommitPipeline {
   readonly pending = new Map<string, TreeNode>();
   /** Commits added and not yet told their outcome. */
   #unsettled = 0;
-  /** The mark of the last commit added (the next one chains to it). */
-  #mark: number | null;
+  /** The mark the next commit chains to: the last commit added, or the last durable one. */
+  #last: number | null;
+  /** The highest mark handed out; marks are never reused, even after a loss. */
+  #marks: number;
   #run = 0;
   #idleWaiters: (() => void)[] = [];
 
@@ -69,7 +71,8 @@ export class CommitPipeline {
     this.writer = writer;
     this.#readers = readers;
     this.#reload = reload;
-    this.#mark = writer.pipelineMark();
+    this.#last = writer.pipelineMark();
+    this.#marks = this.#last ?? 0;
   }
 
   /** True while some commit added is not yet told it is durable or lost. */
@@ -99,9 +102,9 @@ export class CommitPipeline {
    */
   add(writes: CommitWrites, nodes: NewNodes): Promise<void> {
     for (const [, node] of nodes) this.pending.set(node.hash, node);
-    const after = this.#mark;
-    const mark = (after ?? 0) + 1;
-    this.#mark = mark;
+    const after = this.#last;
+    const mark = ++this.#marks;
+    this.#last = mark;
     this.#unsettled++;
     return new Promise<void>((resolve, reject) => {
       const commit: InFlight = { nodes, after, run: this.#run, resolve, reject };
@@ -141,7 +144,7 @@ export class CommitPipeline {
       // The first loss of this run: every commit added after it is built on it and will
       // be skipped by LMDB. Later commits start a new run from the last durable mark.
       this.#run++;
-      this.#mark = commit.after;
+      this.#last = commit.after;
       this.pending.clear();
       this.#reload();
     }
