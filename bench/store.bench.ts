@@ -6,7 +6,12 @@
  * on branches of several sizes (it should grow with d·log n, not n), and batched puts
  * against raw LMDB puts of the same bytes, and a retention release whose node sweep runs
  * at once or in steps (as served: the longest event-loop pause is what a request may
- * wait). SKEIN_BENCH_RECORDS sets the largest branch (default 1,000,000).
+ * wait). The pipelined cases load the same records with IN_FLIGHT commits in flight
+ * (in-process through `putPipelined`, and over the socket from one client), so each
+ * commit's CPU work overlaps the flush of the ones before; they run before the
+ * synchronous load, on stores of their own that are closed after, so neither pays for the
+ * other's heap. SKEIN_BENCH_RECORDS sets the largest branch (default 1,000,000),
+ * SKEIN_BENCH_IN_FLIGHT the commits in flight (default 4).
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,6 +26,10 @@ import { type BenchCase, percentile, runBench } from "./harness.ts";
 
 const N = Number(process.env.SKEIN_BENCH_RECORDS ?? 1_000_000);
 const BATCH = 1000;
+/** Commits in flight in the pipelined cases. */
+const IN_FLIGHT = Number(process.env.SKEIN_BENCH_IN_FLIGHT ?? 4);
+/** Records loaded over the socket (the client's encoding shares the CPU with the server). */
+const SOCKET_RECORDS = Math.min(N, 200_000);
 const SIZES = [10_000, 100_000, N].filter((n, i, all) => n <= N && all.indexOf(n) === i);
 
 const key = (i: number) => `doc-${String(i).padStart(6, "0")}`;
@@ -50,6 +59,27 @@ async function newStore(name: string): Promise<Store> {
   });
 }
 
+/** Serves `store` on a socket in the bench directory, with one client connected. */
+async function serve(store: Store, name: string, maxFrame: number) {
+  const socketPath = join(root, name);
+  const server = await startStoreServer(store, {
+    socketPath,
+    maxFrame,
+    maxClients: 4,
+    timeoutMs: 10_000,
+  });
+  const client = await StoreClient.connect(socketPath, { maxFrame });
+  return { server, client, socketPath };
+}
+
+/** The records [start, min(to, start + BATCH)). */
+function batch(start: number, to: number): { key: string; value: unknown }[] {
+  const records = [];
+  for (let i = start; i < Math.min(to, start + BATCH); i++)
+    records.push({ key: key(i), value: record(i) });
+  return records;
+}
+
 /** Loads records [from, to) into a branch in commits of BATCH; returns per-commit ms. */
 function load(
   store: Store,
@@ -59,9 +89,7 @@ function load(
 ): number[] {
   const latencies: number[] = [];
   for (let start = from; start < to; start += BATCH) {
-    const records = [];
-    for (let i = start; i < Math.min(to, start + BATCH); i++)
-      records.push({ key: key(i), value: record(i) });
+    const records = batch(start, to);
     const t = performance.now();
     store.put(where, records);
     latencies.push(performance.now() - t);
@@ -69,10 +97,52 @@ function load(
   return latencies;
 }
 
+/**
+ * Loads records [from, to) in commits of BATCH with `depth` commits in flight, each lane
+ * sending its next batch when its previous one is durable; returns per-commit ms (from
+ * handing the batch over to its durable receipt).
+ */
+async function loadInFlight(
+  put: (records: { key: string; value: unknown }[]) => Promise<unknown>,
+  from: number,
+  to: number,
+  depth: number,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = from;
+  const lane = async () => {
+    while (next < to) {
+      const start = next;
+      next += BATCH;
+      const records = batch(start, to);
+      const t = performance.now();
+      await put(records);
+      latencies.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: depth }, lane));
+  return latencies;
+}
+
+/** Throughput and commit latency figures of a load, against raw LMDB. */
+function loadFigures(records: number, start: number, latencies: number[], cpu: NodeJS.CpuUsage) {
+  const perS = Math.round(records / seconds(start));
+  const used = process.cpuUsage(cpu);
+  return {
+    puts_per_s: perS,
+    commit_p50_ms: percentile(latencies, 50),
+    commit_p99_ms: percentile(latencies, 99),
+    ratio_to_raw: Number((perS / rawPutsPerS).toFixed(3)),
+    // CPU (user + system, every thread of the process) per commit: the part of a commit
+    // that is not waiting on the disk flushes, and steadier than wall time on a shared
+    // machine.
+    cpu_ms_per_commit: Number(((used.user + used.system) / 1000 / latencies.length).toFixed(2)),
+  };
+}
+
 let big: Store;
 const main = { collection: "bench", branch: "main" };
 let rawPutsPerS = 0;
-let batchedPutsPerS = 0;
 
 const cases: BenchCase[] = [
   {
@@ -100,6 +170,45 @@ const cases: BenchCase[] = [
     },
   },
   {
+    name: `pipelined batched puts (${N.toLocaleString("en-US")} records, ${IN_FLIGHT} commits in flight)`,
+    async run() {
+      const store = await newStore("pipelined");
+      store.createCollection("bench");
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      const latencies = await loadInFlight(
+        (records) => store.putPipelined(main, records),
+        0,
+        N,
+        IN_FLIGHT,
+      );
+      const figures = loadFigures(N, start, latencies, cpu);
+      await store.close();
+      return figures;
+    },
+  },
+  {
+    name: `pipelined batched puts over the socket (${SOCKET_RECORDS.toLocaleString("en-US")} records, ${IN_FLIGHT} in flight, one client)`,
+    async run() {
+      const store = await newStore("socket-load");
+      store.createCollection("bench");
+      const { server, client } = await serve(store, "load.sock", 16 << 20);
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      const latencies = await loadInFlight(
+        (records) => client.put("bench", records),
+        0,
+        SOCKET_RECORDS,
+        IN_FLIGHT,
+      );
+      const figures = loadFigures(SOCKET_RECORDS, start, latencies, cpu);
+      await client.close();
+      await server.close();
+      await store.close();
+      return figures;
+    },
+  },
+  {
     name: `batched puts (${N.toLocaleString("en-US")} records, commits of 1000)`,
     async run() {
       big = await newStore("big");
@@ -107,17 +216,7 @@ const cases: BenchCase[] = [
       const cpu = process.cpuUsage();
       const start = performance.now();
       const latencies = load(big, main, 0, N);
-      batchedPutsPerS = Math.round(N / seconds(start));
-      const used = process.cpuUsage(cpu);
-      return {
-        puts_per_s: batchedPutsPerS,
-        commit_p50_ms: percentile(latencies, 50),
-        commit_p99_ms: percentile(latencies, 99),
-        ratio_to_raw: Number((batchedPutsPerS / rawPutsPerS).toFixed(3)),
-        // CPU (user + system) per commit: the part of a commit that is not waiting on the
-        // disk flushes, and steadier than wall time on a shared machine.
-        cpu_ms_per_commit: Number(((used.user + used.system) / 1000 / latencies.length).toFixed(2)),
-      };
+      return loadFigures(N, start, latencies, cpu);
     },
   },
   {
@@ -150,14 +249,7 @@ const cases: BenchCase[] = [
   {
     name: "socket gets (one client)",
     async run() {
-      const socketPath = join(root, "bench.sock");
-      const server = await startStoreServer(big, {
-        socketPath,
-        maxFrame: 1 << 20,
-        maxClients: 4,
-        timeoutMs: 10_000,
-      });
-      const client = await StoreClient.connect(socketPath);
+      const { server, client, socketPath } = await serve(big, "bench.sock", 1 << 20);
       const latencies: number[] = [];
       for (let i = 0; i < 5000; i++) {
         const t = performance.now();

@@ -9,7 +9,7 @@
 import { storeError } from "../errors.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { scan } from "../tree/cursor.ts";
-import { commit, type Receipt } from "./commit.ts";
+import { type Committed, commit, type Durability, type Receipt } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import type { Where } from "./documents.ts";
 import { resolveVersion } from "./versions.ts";
@@ -38,7 +38,8 @@ export function appendPrune(
   records: readonly unknown[],
   keep: number,
   author: string,
-): AppendPruneResult {
+  durability: Durability,
+): Committed<AppendPruneResult> {
   const { settings } = ctx;
   if (keep > settings.appendPruneKeepCeiling) {
     throw storeError(
@@ -67,11 +68,18 @@ export function appendPrune(
   // When more is appended than kept, the oldest new entries are the ones not written.
   for (let i = Math.max(0, removed - existing.length); i < appended.length; i++)
     edits.push(appended[i]!);
-  const receipt = commit(ctx, where.collection, where.branch, new Map([[shard, edits]]), author);
+  const { value: receipt, durable } = commit(
+    ctx,
+    where.collection,
+    where.branch,
+    new Map([[shard, edits]]),
+    author,
+    durability,
+  );
   const all = [...existing, ...appended.map(([k]) => k)].slice(removed);
   const seqOf = (k: string | undefined) =>
     k === undefined ? null : Number(k.slice(prefix.length));
-  return {
+  const value: AppendPruneResult = {
     receipt,
     appended: appended.length,
     removed,
@@ -79,4 +87,5 @@ export function appendPrune(
     first: seqOf(all[0]),
     last: seqOf(all[all.length - 1]),
   };
+  return { value, durable };
 }

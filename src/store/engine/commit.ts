@@ -1,16 +1,21 @@
 /**
- * A commit: edits grouped by shard are applied to the branch head's shard trees, the new
- * nodes, the new branch record, any head that leaves the `kept_versions` window (as a
- * history row) and the version counter are written in one durable LMDB transaction, and
- * only then is the receipt returned. A crash before the transaction commits leaves the old
- * head; after it, the new one: an acknowledged commit is never lost. Inside a commit group
- * (group.ts) the write is deferred to the group's one transaction, and the caller holds
- * the receipt until that transaction commits.
+ * A commit: edits grouped by shard are applied to the branch head's shard trees, and the
+ * new nodes, the new branch record, any head that leaves the `kept_versions` window (as a
+ * history row) and the version counter are written in one durable LMDB transaction. A
+ * crash before the transaction commits leaves the old head; after it, the new one.
+ *
+ * Two ways to make it durable (`Durability`):
+ * - `now`: written in a synchronous transaction before `commit` returns (in-process
+ *   callers); the in-memory state advances only once it is written.
+ * - `pipelined`: handed to the commit pipeline (pipeline.ts) and durable when `durable`
+ *   resolves; the in-memory head advances at once, so the next commit builds on it while
+ *   this one is flushed. The receipt must not be shown before `durable` resolves.
  */
 
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
-import { VERSION_KEY } from "../codec/records.ts";
+import type { CommitWrites } from "../lmdb/database.ts";
 import { type Edit, TreeEditor } from "../tree/chunker.ts";
+import type { TreeNode } from "../tree/node.ts";
 import { branchId, type StoreContext } from "./context.ts";
 import { loadBranch } from "./versions.ts";
 
@@ -20,6 +25,16 @@ export interface Receipt {
   readonly time: string;
   readonly author: string;
 }
+
+export type Durability = "now" | "pipelined";
+
+/** A committed value, and when it is durable (already, for `now`). */
+export interface Committed<T> {
+  readonly value: T;
+  readonly durable: Promise<void>;
+}
+
+const DURABLE = Promise.resolve();
 
 export function receiptOf(version: VersionRecord): Receipt {
   return {
@@ -58,7 +73,10 @@ export function commit(
   branch: string,
   edits: Map<number, Edit[]>,
   author: string,
-): Receipt {
+  durability: Durability,
+): Committed<Receipt> {
+  // A synchronous commit must not build on, or be written before, commits in flight.
+  if (durability === "now") ctx.pipeline.assertIdle();
   const record = loadBranch(ctx, collection, branch);
   const editors: TreeEditor[] = [];
   const roots = record.head.roots.map((root, shard) => {
@@ -76,31 +94,23 @@ export function commit(
   const window = [record.head, ...record.kept];
   const leaving = window.splice(ctx.settings.keptVersions);
   const next: BranchRecord = { ...record, head, kept: window };
-  const { db } = ctx;
-  const write = () => {
-    for (const editor of editors) {
-      for (const [hash, bytes] of editor.encodedNodes()) db.putNode(hash, bytes);
-    }
-    db.branches.putSync([collection, branch], next);
-    for (const old of leaving) db.history.putSync([collection, branch, old.version], old);
-    db.counters.putSync(VERSION_KEY, head.version + 1);
-  };
-  const group = ctx.group;
-  if (group === null) {
-    db.commit(write);
-    // New nodes are the likeliest to be read next; keep them decoded.
-    for (const editor of editors) editor.publish();
-  } else {
-    group.actions.push(write);
-    for (const editor of editors) {
-      for (const node of editor.written.values()) {
-        group.nodes.set(node.hash, node);
-        group.byShard.push([editor.shard, node]);
-      }
-    }
+  const encoded: [string, Uint8Array][] = [];
+  const nodes: [number, TreeNode][] = [];
+  for (const editor of editors) {
+    for (const entry of editor.encodedNodes()) encoded.push(entry);
+    for (const node of editor.written.values()) nodes.push([editor.shard, node]);
   }
+  const writes: CommitWrites = {
+    nodes: encoded,
+    branch: [[collection, branch], next],
+    history: leaving.map((old) => [[collection, branch, old.version], old] as const),
+    nextVersion: head.version + 1,
+  };
+  let durable = DURABLE;
+  if (durability === "now") ctx.pipeline.writeNow(writes, nodes);
+  else durable = ctx.pipeline.add(writes, nodes);
   ctx.branchRecords.set(branchId(collection, branch), next);
   ctx.nextVersion = head.version + 1;
   ctx.advancesSinceRelease++;
-  return receiptOf(head);
+  return { value: receiptOf(head), durable };
 }

@@ -10,14 +10,14 @@
  */
 
 import { nodeCodec } from "../codec/node-codec.ts";
-import type { BranchRecord, MetaRecord } from "../codec/records.ts";
+import { type BranchRecord, type MetaRecord, VERSION_KEY } from "../codec/records.ts";
 import type { StoreDatabase } from "../lmdb/database.ts";
 import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
-import type { TreeNode } from "../tree/node.ts";
 import { NodeCache } from "../tree/node-cache.ts";
 import { NodeReader } from "../tree/node-store.ts";
 import type { NodeSweep } from "./gc.ts";
 import type { EngineSettings } from "./options.ts";
+import { CommitPipeline } from "./pipeline.ts";
 
 export class StoreContext {
   readonly db: StoreDatabase;
@@ -27,17 +27,17 @@ export class StoreContext {
   readonly #openBranches = new Set<string>();
   /**
    * Branch records by collection and branch, read through from LMDB. This process is the
-   * store's only writer, so every write updates or drops the entry after it commits.
+   * store's only writer, so every write updates or drops the entry. A pipelined commit
+   * updates it when built, before it is durable (the next commit builds on it); reads run
+   * only once the pipeline is idle, and a failed flush drops the entries (`reload`).
    */
   readonly branchRecords = new Map<string, BranchRecord>();
   /** The version the next commit receives; versions are store-wide and only increase. */
   nextVersion: number;
   /** Branch advances since the retention driver last ran. */
   advancesSinceRelease = 0;
-  /** The open commit group (see group.ts), or null: commits then write at once. */
-  group: CommitGroup | null = null;
-  /** Set when a flush of the open group failed. */
-  groupBroken = false;
+  /** Commits built but not yet durable (pipeline.ts). */
+  readonly pipeline: CommitPipeline;
   /** Node sweeps in progress (gc.ts): every node a commit writes is protected from them. */
   readonly sweeps = new Set<NodeSweep>();
 
@@ -51,6 +51,14 @@ export class StoreContext {
       readers.push(new NodeReader(db, nodeCodec, new NodeCache(this.#shardCapacity(1))));
     }
     this.readers = readers;
+    this.pipeline = new CommitPipeline(db, readers, () => this.reload());
+    for (const reader of readers) reader.pending = this.pipeline.pending;
+  }
+
+  /** Forgets cached branch records and the version counter: LMDB has the truth. */
+  reload(): void {
+    this.branchRecords.clear();
+    this.nextVersion = this.db.counters.get(VERSION_KEY) ?? this.nextVersion;
   }
 
   get shards(): number {
@@ -77,13 +85,6 @@ export class StoreContext {
     const share = Math.floor(this.meta.cacheBytesTotal / this.meta.shards);
     return Math.min(share, this.settings.branchCacheBytesPerShard * openBranches);
   }
-}
-
-/** Commits made in a group and not yet written: their write actions and new nodes. */
-export interface CommitGroup {
-  readonly actions: (() => void)[];
-  readonly nodes: Map<string, TreeNode>;
-  readonly byShard: [shard: number, node: TreeNode][];
 }
 
 export function branchId(collection: string, branch: string): string {

@@ -6,7 +6,7 @@
 
 import type { Edit } from "../tree/chunker.ts";
 import { getItem, scan } from "../tree/cursor.ts";
-import { byShard, commit, type Receipt } from "./commit.ts";
+import { byShard, type Committed, commit, type Durability, type Receipt } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
 import { resolveVersion } from "./versions.ts";
@@ -39,9 +39,10 @@ export function putDocuments(
   where: Where,
   records: readonly DocumentRecord[],
   author: string,
-): Receipt {
+  durability: Durability,
+): Committed<Receipt> {
   const edits: Edit[] = records.map((r) => [r.key, JSON.stringify(r.value)]);
-  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
 }
 
 export function deleteDocuments(
@@ -49,9 +50,10 @@ export function deleteDocuments(
   where: Where,
   keys: readonly string[],
   author: string,
-): Receipt {
+  durability: Durability,
+): Committed<Receipt> {
   const edits: Edit[] = keys.map((key) => [key, undefined]);
-  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
 }
 
 /** Records with keys after `after` and starting with `prefix`, in key order. */

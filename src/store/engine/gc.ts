@@ -10,14 +10,14 @@
  * starts; commits may run between steps and are safe: a commit's tree is made of nodes it
  * writes and nodes reachable from the head it replaced, which was a root. Every node
  * written while a sweep runs is protected from it (`protect`), including a node equal to
- * one that was garbage when the roots were read. `sweepNodes` runs one sweep to the end at
- * once.
+ * one that was garbage when the roots were read. A sweep may also start while pipelined
+ * commits are in flight (pipeline.ts): it keeps their new nodes the same way. `sweepNodes`
+ * runs one sweep to the end at once.
  */
 
 import type { TreeNode } from "../tree/node.ts";
 import { MissingNodeError } from "../tree/node-store.ts";
 import type { StoreContext } from "./context.ts";
-import { flushGroup } from "./group.ts";
 
 export interface SweepResult {
   readonly nodes_freed: number;
@@ -38,9 +38,11 @@ export class NodeSweep {
   #after = 0;
 
   constructor(ctx: StoreContext) {
-    // Reading roots reads branch records and history rows: deferred commits go first.
-    flushGroup(ctx);
     this.#ctx = ctx;
+    // Pipelined commits not yet durable are missing from the roots read below; their
+    // trees are made of their own new nodes (pending until durable, kept here) and nodes
+    // the heads they replaced reached, the first of which is a root read below.
+    for (const hash of ctx.pipeline.pending.keys()) this.#marked.add(hash);
     const { db } = ctx;
     this.#before = db.nodeBytes().bytes;
     for (const { value } of db.branches.getRange()) {

@@ -8,11 +8,15 @@
  * `release_max_rows` rows, oldest first; the driver runs after every `release_batch`
  * branch advances, and on request (history.release). Released rows' unreachable nodes
  * are then freed.
+ *
+ * The driver may run while pipelined commits are in flight (pipeline.ts). It reads the
+ * durable branch records and rows only, which is safe: those commits only add rows and
+ * newer versions, so every rank computed here is at most the true one, and a row released
+ * now would be released with them counted too.
  */
 
 import type { StoreContext } from "./context.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
-import { flushGroup } from "./group.ts";
 
 export interface ReleaseResult {
   readonly considered: number;
@@ -32,7 +36,6 @@ export function release(
   now = Date.now(),
   sweep: Sweeper = sweepNodes,
 ): ReleaseResult {
-  flushGroup(ctx);
   ctx.advancesSinceRelease = 0;
   const { settings, db } = ctx;
   const unset: string[] = [];

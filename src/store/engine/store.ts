@@ -3,6 +3,14 @@
  * socket server, the in-process benchmark and `serve` hold. Every write runs the retention
  * driver's check after it commits (a release every release_batch branch advances).
  *
+ * Commits come in two forms. `put`, `delete` and `appendPrune` are synchronous: durable
+ * when they return. `putPipelined`, `deletePipelined` and `appendPrunePipelined` build
+ * the commit at once on the latest head (durable or not) and resolve once it is durable,
+ * in commit order (pipeline.ts); the socket server uses them. Every other operation, and
+ * the synchronous commits, need an idle pipeline (`idle()`): they read or write LMDB
+ * directly and must neither see a commit that is not durable nor overtake one. Calling
+ * them while pipelined commits are in flight is refused with `internal_error`.
+ *
  * Freeing nodes after a release or a deletion runs at once by default. With `stepSweeps`
  * (the socket server sets it) it runs as a stepped sweep (gc.ts): one bounded step per
  * turn of the event loop, so requests are answered in between; the `…InSteps` forms of
@@ -21,7 +29,7 @@ import {
   deleteCollection,
   listCollections,
 } from "./collections.ts";
-import type { Receipt } from "./commit.ts";
+import type { Committed, Receipt } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import {
   type DocumentRecord,
@@ -32,7 +40,6 @@ import {
   type Where,
 } from "./documents.ts";
 import { NodeSweep, type SweepResult, sweepNodes } from "./gc.ts";
-import { beginGroup, endGroup, flushGroup } from "./group.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
@@ -71,52 +78,56 @@ export class Store {
     return asked;
   }
 
-  /** Writes deferred commits first: every operation but put/delete/append_prune reads or
-   * writes LMDB tables directly and must see them. */
-  #settle(): void {
-    flushGroup(this.ctx);
+  /** Refuses to run while pipelined commits are in flight (see the header). */
+  #requireIdle(): void {
+    this.ctx.pipeline.assertIdle();
   }
 
-  /** Opens a commit group (see group.ts): puts, deletes and appends defer their writes. */
-  beginGroup(): void {
-    beginGroup(this.ctx);
+  /** True while pipelined commits are neither durable nor failed. */
+  get busy(): boolean {
+    return this.ctx.pipeline.busy;
   }
 
-  /** Writes and closes the group; false when a write failed (answer the group with errors). */
-  endGroup(): boolean {
-    return endGroup(this.ctx);
+  /** Resolves once every pipelined commit so far is durable or has failed. */
+  idle(): Promise<void> {
+    return this.ctx.pipeline.idle();
   }
 
-  #advanced<T>(value: T): T {
+  #advanced<T>(committed: Committed<T>): Committed<T> {
     maybeRelease(this.ctx, this.stepSweeps ? this.#sweepLater : sweepNodes);
-    return value;
+    return committed;
+  }
+
+  /** A pipelined commit's value, once it is durable. */
+  #whenDurable<T>(committed: Committed<T>): Promise<T> {
+    return this.#advanced(committed).durable.then(() => committed.value);
   }
 
   listCollections(after?: string, limit?: number): Page<CollectionInfo> {
-    this.#settle();
+    this.#requireIdle();
     return listCollections(this.ctx, after, this.#page(limit));
   }
 
   createCollection(name: string, author = "local"): { collection: string; receipt: Receipt } {
-    this.#settle();
+    this.#requireIdle();
     return createCollection(this.ctx, name, author);
   }
 
   deleteCollection(name: string): SweepResult {
-    this.#settle();
+    this.#requireIdle();
     deleteCollection(this.ctx, name);
     return sweepNodes(this.ctx);
   }
 
   /** `deleteCollection` with a stepped sweep: the deletion is done when this returns. */
   deleteCollectionInSteps(name: string): Promise<SweepResult> {
-    this.#settle();
+    this.#requireIdle();
     deleteCollection(this.ctx, name);
     return this.sweepInSteps();
   }
 
   listBranches(collection: string, after?: string, limit?: number): Page<BranchInfo> {
-    this.#settle();
+    this.#requireIdle();
     return listBranches(this.ctx, collection, after, this.#page(limit));
   }
 
@@ -125,34 +136,48 @@ export class Store {
     name: string,
     from: { branch: string; version?: number | undefined } = { branch: "main" },
   ): BranchInfo {
-    this.#settle();
+    this.#requireIdle();
     return createBranch(this.ctx, collection, name, { branch: from.branch, version: from.version });
   }
 
   deleteBranch(collection: string, name: string): SweepResult {
-    this.#settle();
+    this.#requireIdle();
     deleteBranch(this.ctx, collection, name);
     return sweepNodes(this.ctx);
   }
 
   /** `deleteBranch` with a stepped sweep: the deletion is done when this returns. */
   deleteBranchInSteps(collection: string, name: string): Promise<SweepResult> {
-    this.#settle();
+    this.#requireIdle();
     deleteBranch(this.ctx, collection, name);
     return this.sweepInSteps();
   }
 
   get(where: Where, key: string): { found: boolean; value?: unknown; version: number } {
-    this.#settle();
+    this.#requireIdle();
     return getDocument(this.ctx, where, key);
   }
 
   put(where: Where, records: readonly DocumentRecord[], author = "local"): Receipt {
-    return this.#advanced(putDocuments(this.ctx, where, records, author));
+    return this.#advanced(putDocuments(this.ctx, where, records, author, "now")).value;
+  }
+
+  /** `put` through the commit pipeline: resolves with the receipt once it is durable. */
+  putPipelined(
+    where: Where,
+    records: readonly DocumentRecord[],
+    author = "local",
+  ): Promise<Receipt> {
+    return this.#whenDurable(putDocuments(this.ctx, where, records, author, "pipelined"));
   }
 
   delete(where: Where, keys: readonly string[], author = "local"): Receipt {
-    return this.#advanced(deleteDocuments(this.ctx, where, keys, author));
+    return this.#advanced(deleteDocuments(this.ctx, where, keys, author, "now")).value;
+  }
+
+  /** `delete` through the commit pipeline: resolves with the receipt once it is durable. */
+  deletePipelined(where: Where, keys: readonly string[], author = "local"): Promise<Receipt> {
+    return this.#whenDurable(deleteDocuments(this.ctx, where, keys, author, "pipelined"));
   }
 
   list(
@@ -163,7 +188,7 @@ export class Store {
       limit?: number | undefined;
     } = {},
   ): Page<DocumentRecord> & { version: number } {
-    this.#settle();
+    this.#requireIdle();
     return listDocuments(this.ctx, where, {
       after: options.after,
       prefix: options.prefix,
@@ -178,28 +203,39 @@ export class Store {
     keep: number,
     author = "local",
   ): AppendPruneResult {
-    return this.#advanced(appendPrune(this.ctx, where, key, records, keep, author));
+    return this.#advanced(appendPrune(this.ctx, where, key, records, keep, author, "now")).value;
+  }
+
+  /** `appendPrune` through the commit pipeline: resolves once the commit is durable. */
+  appendPrunePipelined(
+    where: Where,
+    key: string,
+    records: readonly unknown[],
+    keep: number,
+    author = "local",
+  ): Promise<AppendPruneResult> {
+    return this.#whenDurable(appendPrune(this.ctx, where, key, records, keep, author, "pipelined"));
   }
 
   history(collection: string, branch: string, before?: number, limit?: number): HistoryPage {
-    this.#settle();
+    this.#requireIdle();
     return listHistory(this.ctx, collection, branch, before, this.#page(limit));
   }
 
   changes(request: Omit<ChangesRequest, "limit"> & { limit?: number | undefined }) {
-    this.#settle();
+    this.#requireIdle();
     const limit = request.limit ?? Math.min(100, this.ctx.settings.changesMaxPage);
     return listChanges(this.ctx, { ...request, limit });
   }
 
   release(now?: number): ReleaseResult {
-    this.#settle();
+    this.#requireIdle();
     return release(this.ctx, now);
   }
 
   /** `release` with a stepped sweep: the rows are released when this returns. */
   async releaseInSteps(now?: number): Promise<ReleaseResult> {
-    this.#settle();
+    this.#requireIdle();
     const result = release(this.ctx, now, () => null);
     if (result.released === 0) return result;
     return { ...result, sweep: await this.sweepInSteps() };
@@ -274,7 +310,7 @@ export class Store {
   }
 
   stats(): { shards: number; next_version: number; node_entries: number; node_bytes: number } {
-    this.#settle();
+    this.#requireIdle();
     const nodes = this.ctx.db.nodeBytes();
     return {
       shards: this.ctx.shards,
@@ -285,7 +321,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
-    this.#settle();
+    await this.idle();
     if (this.#closed) return;
     this.#closed = true;
     await this.ctx.db.close();

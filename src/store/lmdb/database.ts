@@ -1,25 +1,62 @@
 /**
- * The only code that touches LMDB. One environment under `data_dir` holds six tables:
+ * The only code that touches LMDB. One environment under `data_dir` holds seven tables:
  * `nodes` (address → encoded tree node), `meta`, `counters` (the version counter), `collections` (name → record),
- * `branches` ([collection, branch] → branch record) and `history` ([collection, branch,
- * version] → version record, the heads that left a branch record's window). Writes go
- * through `commit`, one synchronous LMDB transaction (fsynced before it returns), so a
- * crash at any moment leaves the last committed state and nothing half-written.
+ * `branches` ([collection, branch] → branch record), `history` ([collection, branch,
+ * version] → version record, the heads that left a branch record's window) and `pipeline`
+ * (one versioned entry, the chain of pipelined commits). Writes go through `commit`, one
+ * synchronous LMDB transaction (fsynced before it returns), or, for branch commits,
+ * `writeCommits` (the same) and `writeCommitsAfter` (applied on lmdb-js's write thread; its
+ * promise settles once the transaction is fsynced, so the event loop is free while the disk
+ * flushes). Either way a crash at any moment leaves the last committed state and nothing
+ * half-written.
  */
 
 import { type Database, open, type RootDatabase } from "lmdb";
-import type {
-  BranchRecord,
-  CollectionRecord,
-  MetaRecord,
-  VersionRecord,
+import {
+  type BranchRecord,
+  type CollectionRecord,
+  type MetaRecord,
+  VERSION_KEY,
+  type VersionRecord,
 } from "../codec/records.ts";
 import type { NodeStore } from "../tree/node-store.ts";
 
 export type BranchKey = [collection: string, branch: string];
 export type HistoryKey = [collection: string, branch: string, version: number];
 
-export class StoreDatabase implements NodeStore {
+/** What one branch commit writes. */
+export interface CommitWrites {
+  /** New tree nodes: address and encoded bytes (left untouched until written). */
+  readonly nodes: readonly (readonly [hash: string, bytes: Uint8Array])[];
+  readonly branch: readonly [key: BranchKey, record: BranchRecord];
+  /** Heads that left the branch record's kept_versions window. */
+  readonly history: readonly (readonly [key: HistoryKey, record: VersionRecord])[];
+  /** The version counter after this commit. */
+  readonly nextVersion: number;
+}
+
+/** Where commits become durable; fault injection and metrics wrap this interface. */
+export interface CommitWriter {
+  /** Writes the commits, in order, in one synchronous transaction, fsynced on return. */
+  writeCommits(commits: readonly CommitWrites[]): void;
+  /** The mark of the last pipelined write that is durable (null before the first). */
+  pipelineMark(): number | null;
+  /**
+   * Writes the commits, in order, in one transaction on the write thread, only if the last
+   * pipelined write is the one marked `after`, and marks this one `mark`. Resolves true
+   * once it is fsynced, false when it was skipped (the write marked `after` never
+   * happened); rejects when the transaction failed.
+   */
+  writeCommitsAfter(
+    commits: readonly CommitWrites[],
+    after: number | null,
+    mark: number,
+  ): Promise<boolean>;
+}
+
+const PIPELINE_KEY = "tail";
+
+export class StoreDatabase implements NodeStore, CommitWriter {
   readonly root: RootDatabase;
   readonly nodes: Database<Buffer, string>;
   readonly meta: Database<MetaRecord, string>;
@@ -27,6 +64,8 @@ export class StoreDatabase implements NodeStore {
   readonly collections: Database<CollectionRecord, string>;
   readonly branches: Database<BranchRecord, BranchKey>;
   readonly history: Database<VersionRecord, HistoryKey>;
+  /** The mark of the last pipelined write, as the entry's LMDB version. */
+  readonly pipeline: Database<number, string>;
 
   constructor(dir: string) {
     this.root = open({
@@ -35,6 +74,12 @@ export class StoreDatabase implements NodeStore {
       // Every commit is fsynced before it is acknowledged.
       noSync: false,
       overlappingSync: false,
+      // Pipelined commits reach the write thread as soon as they are handed over, not at
+      // the next turn of the event loop, which is busy building the next commits (the
+      // overlap the pipeline is for). Each is one explicit conditional block, so still
+      // one transaction (lmdb-js may put several blocks in one); nothing else here writes
+      // asynchronously.
+      eventTurnBatching: false,
       // Nodes are already compact MessagePack; compressing them costs more than it saves.
       compression: false,
     });
@@ -44,6 +89,7 @@ export class StoreDatabase implements NodeStore {
     this.collections = this.root.openDB<CollectionRecord, string>({ name: "collections" });
     this.branches = this.root.openDB<BranchRecord, BranchKey>({ name: "branches" });
     this.history = this.root.openDB<VersionRecord, HistoryKey>({ name: "history" });
+    this.pipeline = this.root.openDB<number, string>({ name: "pipeline", useVersions: true });
   }
 
   get(hash: string): Uint8Array | undefined {
@@ -56,7 +102,49 @@ export class StoreDatabase implements NodeStore {
   }
 
   putNode(hash: string, bytes: Uint8Array): void {
-    this.nodes.putSync(hash, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    this.nodes.putSync(hash, asBuffer(bytes));
+  }
+
+  /** Writes the commits, in order, in one synchronous durable transaction. */
+  writeCommits(commits: readonly CommitWrites[]): void {
+    this.root.transactionSync(() => {
+      for (const commit of commits) {
+        for (const [hash, bytes] of commit.nodes) this.putNode(hash, bytes);
+        this.branches.putSync(commit.branch[0], commit.branch[1]);
+        for (const [key, row] of commit.history) this.history.putSync(key, row);
+        this.counters.putSync(VERSION_KEY, commit.nextVersion);
+      }
+    });
+  }
+
+  pipelineMark(): number | null {
+    return this.pipeline.getEntry(PIPELINE_KEY)?.version ?? null;
+  }
+
+  /**
+   * One conditional block (`ifVersion` on the pipeline entry): the puts are queued here
+   * and applied on the write thread, all or none, and only if the entry still has the
+   * version `after` (absent for null) when the block runs. So a commit built on one whose
+   * transaction failed is skipped by LMDB itself, even though it was handed over before the
+   * failure was known. With `overlappingSync: false` the promise settles after the fsync.
+   * lmdb-js keeps the value buffers (views of the node codec's arena, never reused) alive
+   * until they are written.
+   */
+  writeCommitsAfter(
+    commits: readonly CommitWrites[],
+    after: number | null,
+    mark: number,
+  ): Promise<boolean> {
+    // lmdb-js reads a null version as "only if the entry does not exist".
+    return this.pipeline.ifVersion(PIPELINE_KEY, after as number, () => {
+      for (const commit of commits) {
+        for (const [hash, bytes] of commit.nodes) void this.nodes.put(hash, asBuffer(bytes));
+        void this.branches.put(commit.branch[0], commit.branch[1]);
+        for (const [key, row] of commit.history) void this.history.put(key, row);
+        void this.counters.put(VERSION_KEY, commit.nextVersion);
+      }
+      void this.pipeline.put(PIPELINE_KEY, mark, mark);
+    });
   }
 
   /** Bytes of pages used by the node table (what a release should make fall). */
@@ -75,4 +163,8 @@ export class StoreDatabase implements NodeStore {
   close(): Promise<void> {
     return this.root.close();
   }
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -11,9 +11,13 @@
  * A frame above max_frame closes the connection with `frame_too_large`; an answer above it
  * is replaced by a `frame_too_large` refusal of that request.
  *
- * Requests from every connection join one queue, run in arrival order on the next turn
- * of the event loop inside a commit group: consecutive writes share one LMDB transaction
- * (one fsync), and every answer of the turn is sent once that transaction has committed.
+ * Requests from every connection join one queue and run in arrival order. Commits (put,
+ * delete, append_prune) go through the store's commit pipeline: each is built at once on
+ * the latest head and answered when durable, while the commits after it are built during
+ * its flush; commits arriving during a flush share the next transaction (one fsync). Any
+ * other request waits until every commit before it is durable (or failed), then runs: it
+ * sees exactly the commits that arrived before it, and nothing not yet durable. A failed
+ * flush answers its commits, and every commit built on them, with `internal_error`.
  * Freeing nodes after a deleting verb runs in steps between turns (the store's stepped
  * sweeps); such a verb is answered when its sweep ends, and other requests are answered
  * meanwhile.
@@ -34,7 +38,7 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { runVerb, type Session } from "./verbs.ts";
+import { PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -64,32 +68,47 @@ export async function startStoreServer(
   const sockets = new Set<Socket>();
   const queue: Queued[] = [];
   let scheduled = false;
+  let waiting = false;
+  // Runs queued requests in arrival order. A commit verb is built at once and answered
+  // when durable (the pipeline overlaps its flush with the next commits' work); any other
+  // verb first waits until every commit before it is durable, so it sees them all and
+  // nothing that is not durable, and the requests after it wait their turn behind it.
   const drain = () => {
     scheduled = false;
-    const items = queue.splice(0);
-    const answers: (Response | Promise<Response>)[] = [];
-    store.beginGroup();
-    for (const item of items) answers.push(answer(store, item));
-    if (!store.endGroup()) {
-      const failed = storeError(
-        "internal_error",
-        "the store could not write; nothing was committed",
-      );
-      for (let i = 0; i < answers.length; i++) {
-        answers[i] = { id: items[i]!.request.id, ok: false, error: failed.toJSON() };
+    while (queue.length > 0) {
+      const item = queue[0]!;
+      const pipelined = PIPELINED_VERBS.has(item.request.verb);
+      if (!pipelined && store.busy) {
+        if (!waiting) {
+          waiting = true;
+          // On the next turn: the receipts of the commits it waited for go out first.
+          void store.idle().then(() =>
+            setImmediate(() => {
+              waiting = false;
+              drain();
+            }),
+          );
+        }
+        return;
       }
-    }
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i]!;
-      const response = answers[i]!;
-      // A deleting verb's sweep runs in steps over later turns; it is answered at its end.
+      queue.shift();
+      const response = answer(store, item);
+      // Commits answer once durable; a deleting verb's sweep runs in steps over later
+      // turns and answers at its end.
       if (response instanceof Promise) void response.then(item.send);
       else item.send(response);
+      if (pipelined && queue.length > 0) {
+        // The rest on the next turn: lmdb-js starts a flush from a setImmediate, so this
+        // lets the commit just handed over start flushing while the next ones are built.
+        scheduled = true;
+        setImmediate(drain);
+        return;
+      }
     }
   };
   const enqueue = (item: Queued) => {
     queue.push(item);
-    if (!scheduled) {
+    if (!scheduled && !waiting) {
       scheduled = true;
       setImmediate(drain);
     }

@@ -2,8 +2,10 @@
  * The verb table: for each verb, decode its arguments once and call one engine operation.
  * Handlers are thin on purpose (no model logic here); the same table serves every
  * connection. A decode refusal becomes `invalid_request` with the field path in the
- * message. The deleting verbs (`collections.delete`, `branches.delete`, `history.release`)
- * return a promise: their sweep runs in steps and they are answered when it ends.
+ * message. The commit verbs (`PIPELINED_VERBS`) return a promise of their answer once the
+ * commit is durable. The deleting verbs (`collections.delete`, `branches.delete`,
+ * `history.release`) return a promise: their sweep runs in steps and they are answered
+ * when it ends.
  */
 
 import {
@@ -38,11 +40,12 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
-    store.put(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
-  "document.delete": (store, a, s) => store.delete(a, a.keys ?? [a.key!], a.author ?? s.client),
+    store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
+  "document.delete": (store, a, s) =>
+    store.deletePipelined(a, a.keys ?? [a.key!], a.author ?? s.client),
   "document.list": (store, a) => store.list(a, a),
   "document.append_prune": (store, a, s) =>
-    store.appendPrune(a, a.key, a.records, a.keep, a.author ?? s.client),
+    store.appendPrunePipelined(a, a.key, a.records, a.keep, a.author ?? s.client),
   "history.list": (store, a) => store.history(a.collection, a.branch, a.before, a.limit),
   "history.release": (store) => store.releaseInSteps(),
   "changes.list": (store, a) =>
@@ -59,6 +62,16 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
+
+/**
+ * Verbs that commit through the store's pipeline and may run while commits are in flight;
+ * every other verb runs only once the pipeline is idle (the server waits for it).
+ */
+export const PIPELINED_VERBS: ReadonlySet<string> = new Set<keyof Requests>([
+  "document.put",
+  "document.delete",
+  "document.append_prune",
+]);
 
 export function runVerb(store: Store, verb: string, args: unknown, session: Session): unknown {
   if (!Object.hasOwn(handlers, verb)) {

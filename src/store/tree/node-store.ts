@@ -30,7 +30,7 @@ export class NodeReader {
   readonly store: NodeStore;
   readonly codec: NodeCodec;
   readonly cache: NodeCache;
-  /** Nodes written but not yet persisted (a commit group's), readable before the cache. */
+  /** Nodes written but not yet durable (the commit pipeline's), readable before the cache. */
   pending: ReadonlyMap<string, TreeNode> | undefined;
 
   constructor(store: NodeStore, codec: NodeCodec, cache: NodeCache) {

@@ -35,7 +35,9 @@ test("SIGKILL during a stream of commits: reopening shows a prefix of them, none
 
   const acknowledged: number[] = [];
   let sent = 0;
-  // Several writers keep commits in flight so the kill lands mid-stream.
+  // Several writers keep commits in flight so the kill lands mid-stream. The child serves
+  // them through the socket server's commit pipeline: several are built and handed to
+  // LMDB before the ones ahead of them are durable, which is what the prefix must survive.
   const writer = async () => {
     for (;;) {
       const n = sent++;
