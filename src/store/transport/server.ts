@@ -133,12 +133,20 @@ export async function startStoreServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.socketPath, () => {
-      server.off("error", reject);
-      resolve();
-    });
+    // Only this user may connect: the socket is the store's whole access boundary without
+    // idp. The socket file is made with mode 0600 (bind runs inside listen, synchronously,
+    // under this umask), so there is no moment at which it is open wider.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(options.socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    } finally {
+      process.umask(umask);
+    }
   });
-  // Only this user may connect: the socket is the store's whole access boundary without idp.
+  // Kept, should a platform create it otherwise.
   await chmod(options.socketPath, 0o600);
   return {
     get clients() {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Command, runProgram } from "../../../src/common/cli.ts";
 
@@ -65,11 +66,20 @@ export interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Processes started here and still running, killed once the file's tests are done (a
+ * failed test's too, so it cannot keep the file from ending). */
+const started = new Set<ChildProcess>();
+after(() => {
+  for (const child of started) child.kill("SIGKILL");
+});
+
 export function start(args: string[], env: Record<string, string>): Running {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  started.add(child);
+  child.once("exit", () => started.delete(child));
   let err = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => {
     err += d;

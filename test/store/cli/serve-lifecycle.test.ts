@@ -44,14 +44,15 @@ async function setup(name: string, extra: Record<string, unknown> = {}) {
   return { dir, run, dataDir, file, env, socket: join(run, "skein-store", "store.sock") };
 }
 
-function connects(path: string): Promise<boolean> {
+/** True once a connection is accepted; otherwise the error's code, for the failure message. */
+function connects(path: string): Promise<true | string> {
   return new Promise((done) => {
     const c = connect(path);
     c.once("connect", () => {
       c.destroy();
       done(true);
     });
-    c.once("error", () => done(false));
+    c.once("error", (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
   });
 }
 
@@ -60,7 +61,7 @@ describe("skein-store serve (real processes)", () => {
     const s = await setup("fresh");
     const first = start(["serve", s.file, "--create"], s.env);
     await waitFor(first, () => exists(s.socket), "the socket");
-    assert.ok(await connects(s.socket), "the socket accepts connections");
+    assert.equal(await connects(s.socket), true, "the socket accepts connections");
     assert.equal((await stat(s.socket)).mode & 0o777, 0o600);
     assert.equal((await stat(join(s.run, "skein-store"))).mode & 0o777, 0o700);
     assert.equal((await stat(s.dataDir)).mode & 0o777, 0o700);
@@ -89,7 +90,7 @@ describe("skein-store serve (real processes)", () => {
 
     const second = start(["serve", s.file], s.env);
     await waitFor(second, () => exists(s.socket), "the socket on reopen");
-    assert.ok(await connects(s.socket));
+    assert.equal(await connects(s.socket), true);
     second.child.kill("SIGINT");
     assert.deepEqual(await second.exited, { code: 0, signal: null });
     assert.equal(await exists(s.socket), false);
@@ -103,7 +104,7 @@ describe("skein-store serve (real processes)", () => {
     await first.exited;
     assert.ok(await exists(s.socket), "a killed server leaves its socket");
     const second = start(["serve", s.file], s.env);
-    await waitFor(second, () => connects(s.socket), "the new listener");
+    await waitFor(second, async () => (await connects(s.socket)) === true, "the new listener");
     second.child.kill("SIGTERM");
     assert.equal((await second.exited).code, 0);
   });
@@ -150,7 +151,7 @@ describe("skein-store serve (real processes)", () => {
     assert.equal(Buffer.byteLength(socket), UNIX_SOCKET_PATH_MAX_BYTES);
     await writeFile(s.file, JSON.stringify({ ...CORE, data_dir: s.dataDir, socket }));
     const first = start(["serve", s.file, "--create"], s.env);
-    await waitFor(first, () => connects(socket), "the socket at the limit");
+    await waitFor(first, async () => (await connects(socket)) === true, "the socket at the limit");
     first.child.kill("SIGTERM");
     assert.equal((await first.exited).code, 0);
   });
