@@ -44,7 +44,10 @@ async function setup(name: string, extra: Record<string, unknown> = {}) {
   return { dir, run, dataDir, file, env, socket: join(run, "skein-store", "store.sock") };
 }
 
-/** True once a connection is accepted; otherwise the error's code, for the failure message. */
+/**
+ * True once a connection is accepted; otherwise the error's code, for the failure message.
+ * (The socket file appears at bind, a moment before listen: wait on this, not on the file.)
+ */
 function connects(path: string): Promise<true | string> {
   return new Promise((done) => {
     const c = connect(path);
@@ -60,8 +63,7 @@ describe("skein-store serve (real processes)", () => {
   test("--create, stop, serve again; a second --create is refused; the name is held", async () => {
     const s = await setup("fresh");
     const first = start(["serve", s.file, "--create"], s.env);
-    await waitFor(first, () => exists(s.socket), "the socket");
-    assert.equal(await connects(s.socket), true, "the socket accepts connections");
+    await waitFor(first, async () => (await connects(s.socket)) === true, "the socket");
     assert.equal((await stat(s.socket)).mode & 0o777, 0o600);
     assert.equal((await stat(join(s.run, "skein-store"))).mode & 0o777, 0o700);
     assert.equal((await stat(s.dataDir)).mode & 0o777, 0o700);
@@ -89,8 +91,7 @@ describe("skein-store serve (real processes)", () => {
     );
 
     const second = start(["serve", s.file], s.env);
-    await waitFor(second, () => exists(s.socket), "the socket on reopen");
-    assert.equal(await connects(s.socket), true);
+    await waitFor(second, async () => (await connects(s.socket)) === true, "the socket on reopen");
     second.child.kill("SIGINT");
     assert.deepEqual(await second.exited, { code: 0, signal: null });
     assert.equal(await exists(s.socket), false);
@@ -192,14 +193,14 @@ describe("skein-store serve with the engine (real processes, real socket)", () =
   test("a record written through serve's socket is there after a restart", async () => {
     const s = await setup("engine");
     const first = start(["serve", s.file, "--create"], s.env);
-    await waitFor(first, () => exists(s.socket), "the socket");
+    await waitFor(first, async () => (await connects(s.socket)) === true, "the socket");
     await client(["collections", "--socket", s.socket, "create", "notes"], s.env);
     await client(["put", "--socket", s.socket, "notes", "n1", '{"text":"hello"}'], s.env);
     first.child.kill("SIGTERM");
     assert.deepEqual(await first.exited, { code: 0, signal: null });
 
     const second = start(["serve", s.file], s.env);
-    await waitFor(second, () => exists(s.socket), "the socket");
+    await waitFor(second, async () => (await connects(s.socket)) === true, "the socket");
     const got = JSON.parse(await client(["get", "--socket", s.socket, "notes", "n1"], s.env));
     assert.equal(got.found, true);
     assert.deepEqual(got.value, { text: "hello" });
