@@ -197,6 +197,39 @@ export function spawnWorker(
   };
 }
 
+/**
+ * A `skein worker module` in `dir` serving exports of the activities fixture (`actions`) on
+ * queue `q` at `endpoint`, its bearer in a 0600 token file, reconnecting fast (50–200 ms)
+ * so it follows a server that restarts.
+ */
+export async function moduleWorker(
+  dir: string,
+  options: { endpoint: string; token: string; actions: readonly string[]; args?: string[] },
+): Promise<WorkerProcess> {
+  const token = join(dir, "worker.token");
+  await writeFile(token, `${options.token}\n`, { mode: 0o600 });
+  const document = await writeJson(dir, "worker.json", {
+    name: "w",
+    task_queue: "q",
+    actions: Object.fromEntries(
+      options.actions.map((name) => [name, { module: ACTIVITIES, export: name }]),
+    ),
+  });
+  return spawnWorker([
+    "module",
+    document,
+    "--endpoint",
+    options.endpoint,
+    "--token-file",
+    token,
+    "--reconnect-initial-backoff",
+    "0.05",
+    "--reconnect-max-backoff",
+    "0.2",
+    ...(options.args ?? []),
+  ]);
+}
+
 let activity = 1;
 
 /** An offer for `action` on queue `q` in namespace `default`. */

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, test } from "node:test";
 import pg from "pg";
 import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../helpers/postgres.ts";
-import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../helpers/worker-endpoint.ts";
+import { freePort, moduleWorker } from "../helpers/worker-endpoint.ts";
 import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 const URL = POSTGRES_URL;
@@ -47,27 +45,12 @@ describe("skein serve on PostgreSQL storage (real process)", {
     const grpc = ["--grpc-listen", `127.0.0.1:${await freePort()}`];
     const first = await startServe(config, grpc);
     const token = await adminToken(dir.path);
-    const tokenPath = join(dir.path, "worker.token");
-    await writeFile(tokenPath, `${token}\n`, { mode: 0o600 });
-    const doc = await writeJson(dir.path, "worker.json", {
-      name: "w",
-      task_queue: "q",
-      actions: { hold: { module: ACTIVITIES, export: "hold" } },
+    const worker = await moduleWorker(dir.path, {
+      endpoint: first.grpc!,
+      token,
+      actions: ["hold"],
+      args: ["--namespace", "home"],
     });
-    const worker = spawnWorker([
-      "module",
-      doc,
-      "--endpoint",
-      first.grpc!,
-      "--namespace",
-      "home",
-      "--reconnect-initial-backoff",
-      "0.05",
-      "--reconnect-max-backoff",
-      "0.2",
-      "--token-file",
-      tokenPath,
-    ]);
     const steps = Array.from(
       { length: 4 },
       (_, i) => `  - { id: s${i}, call: { action: hold, input: "{ 'ms': 150 }" } }`,

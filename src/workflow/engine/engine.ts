@@ -790,7 +790,7 @@ export class Engine {
           };
         }
         if (event === undefined) continue;
-        run.state = applyInPlace(run.state, event);
+        applyTo(run, event);
         events.push(event);
         if (event.type === "ActivityScheduled" && event.member === true && this.#outbox) {
           // The member's outbox row is written in the commit that schedules it.

@@ -7,10 +7,8 @@
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { test } from "node:test";
-import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { freePort, moduleWorker } from "../../helpers/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -51,27 +49,12 @@ test("runs survive repeated SIGKILLs of the server: exact outputs, each activity
   const token = await adminToken(dir.path);
   const api = (path: string, body: object) => call(server.url, "POST", path, { token, body });
   assert.equal((await api("/workflows/definitions", { definition: MIX })).status, 200);
-  const tokenFile = join(dir.path, "worker.token");
-  await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-  const document = await writeJson(dir.path, "worker.json", {
-    name: "w",
-    task_queue: "q",
-    actions: { slowInc: { module: ACTIVITIES, export: "slowInc" } },
+  const worker = await moduleWorker(dir.path, {
+    endpoint: grpc[1]!,
+    token,
+    actions: ["slowInc"],
+    args: ["--concurrency", "8"],
   });
-  const worker = spawnWorker([
-    "module",
-    document,
-    "--endpoint",
-    grpc[1]!,
-    "--token-file",
-    tokenFile,
-    "--concurrency",
-    "8",
-    "--reconnect-initial-backoff",
-    "0.05",
-    "--reconnect-max-backoff",
-    "0.2",
-  ]);
   t.after(() => worker.kill());
 
   const runs = Array.from({ length: RUNS }, (_, n) => ({ n, id: randomUUID() }));

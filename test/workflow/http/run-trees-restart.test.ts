@@ -3,10 +3,8 @@
 // data directory, with a real `skein worker` that re-attaches. Every step is recorded once.
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { test } from "node:test";
-import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { freePort, moduleWorker } from "../../helpers/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -51,25 +49,7 @@ test("timers, signals, child awaits and outbox members resume after SIGKILL of t
   for (const definition of [KID, TREE]) {
     assert.equal((await api("/workflows/definitions", { definition })).status, 200);
   }
-  const tokenFile = join(dir.path, "worker.token");
-  await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-  const document = await writeJson(dir.path, "worker.json", {
-    name: "w",
-    task_queue: "q",
-    actions: { inc: { module: ACTIVITIES, export: "inc" } },
-  });
-  const worker = spawnWorker([
-    "module",
-    document,
-    "--endpoint",
-    grpc,
-    "--token-file",
-    tokenFile,
-    "--reconnect-initial-backoff",
-    "0.05",
-    "--reconnect-max-backoff",
-    "0.2",
-  ]);
+  const worker = await moduleWorker(dir.path, { endpoint: grpc, token, actions: ["inc"] });
   t.after(() => worker.kill());
 
   const history = async (workflowId: string) =>
