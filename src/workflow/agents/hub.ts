@@ -13,6 +13,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../common/log.ts";
+import { bearerToken } from "../auth/bearer.ts";
 import { canAccessNamespace, type TokenVerifier } from "../auth/tokens.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
 import {
@@ -75,12 +76,12 @@ export class AgentHub {
       refuse(404, "Not Found");
       return;
     }
-    const match = /^Bearer +(\S+) *$/.exec(request.headers.authorization ?? "");
-    if (match === null) {
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) {
       refuse(401, "Unauthorized");
       return;
     }
-    this.#verify(match[1]!).then(
+    this.#verify(token).then(
       (principal) => {
         if (!principal.worker) {
           refuse(403, "Forbidden");

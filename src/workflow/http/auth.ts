@@ -6,6 +6,7 @@
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { bearerToken } from "../auth/bearer.ts";
 import type { Principal, TokenVerifier } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 
@@ -19,8 +20,6 @@ declare module "fastify" {
   }
 }
 
-const BEARER = /^Bearer +([A-Za-z0-9_.~+/=-]+) *$/;
-
 export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
   app.decorateRequest("principal", null);
   app.addHook("onRequest", async (request) => {
@@ -29,11 +28,11 @@ export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
     if (header === undefined) {
       throw workflowError("unauthenticated", "missing authorization: Bearer <token>");
     }
-    const match = BEARER.exec(header);
-    if (match === null) {
+    const token = bearerToken(header);
+    if (token === undefined) {
       throw workflowError("unauthenticated", "authorization must be Bearer <token>");
     }
-    request.principal = await verify(match[1]!);
+    request.principal = await verify(token);
   });
 }
 

@@ -9,6 +9,7 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { SkeinError } from "../../common/errors.ts";
+import { bearerToken } from "../auth/bearer.ts";
 
 /**
  * What a verified bearer says about its holder: the fields of the server's token Principal
@@ -58,15 +59,15 @@ function grpcStatusToHttp(status: grpc.status): number {
 export function bearerFrom(metadata: grpc.Metadata): string {
   const values = metadata.get("authorization");
   const header = values.length === 1 ? String(values[0]) : undefined;
-  const m = header === undefined ? null : /^Bearer +([^\s]+)$/i.exec(header.trim());
-  if (m === null) {
+  const token = bearerToken(header);
+  if (token === undefined) {
     throw new RpcRefusal(
       "unauthenticated",
       "missing or malformed bearer: expected authorization metadata 'Bearer <token>'",
       grpc.status.UNAUTHENTICATED,
     );
   }
-  return m[1]!;
+  return token;
 }
 
 export async function authenticate(verify: VerifyToken, metadata: grpc.Metadata) {
