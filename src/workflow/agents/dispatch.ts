@@ -1,13 +1,18 @@
 /**
- * The engine's dispatcher with the agent transport beside it: whenever the engine gives up
- * an attempt (its run was cancelled, by a caller, a deadline or a cancelled parent; a
- * timeout; a superseded retry), the matcher sends its gRPC cancel-activity frame as before,
- * and an agent attempt's owner also gets a Cancel control over the agent transport, so
- * workflow cancellation reaches every live agent attempt of the run and of its descendants.
+ * The engine and its matcher, seen from the agent transport. `withAgentCancel` is the
+ * engine's dispatcher with the transport beside it: whenever the engine gives up an attempt
+ * (its run was cancelled, by a caller, a deadline or a cancelled parent; a timeout; a
+ * superseded retry), the matcher sends its gRPC cancel-activity frame as before, and an agent
+ * attempt's owner also gets a Cancel control over the agent transport, so workflow
+ * cancellation reaches every live agent attempt of the run and of its descendants.
+ * `matcherAuthority` tells the hub who holds an attempt, so a socket owns only attempts its
+ * own worker holds.
  */
 
 import type { Dispatcher } from "../engine/engine.ts";
-import type { AgentHub } from "./hub.ts";
+import type { Matcher } from "../rpc/matcher.ts";
+import { type AttemptIdentity, identityKey } from "./control.ts";
+import type { AgentHub, AttemptAuthority } from "./hub.ts";
 
 export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): Dispatcher {
   return {
@@ -18,5 +23,27 @@ export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): D
     },
     flush: () => matcher.flush(),
     liveAttempts: (runId) => matcher.liveAttempts(runId),
+  };
+}
+
+/**
+ * The session holding an attempt comes from the matcher's attempts read (indexed by run);
+ * its namespace from the session list, read only once the session id already matched.
+ */
+export function matcherAuthority(
+  matcher: Pick<Matcher, "liveAttempts" | "workers">,
+  workflowOf: (runId: string) => string | undefined,
+): AttemptAuthority {
+  return {
+    holder(ref: AttemptIdentity) {
+      const key = identityKey(ref);
+      const held = matcher.liveAttempts(ref.run_id).find((a) => identityKey(a.ref) === key);
+      if (held === undefined) return undefined;
+      const session = matcher.workers().find((w) => w.sessionId === held.sessionId);
+      return session === undefined
+        ? undefined
+        : { sessionId: held.sessionId, namespace: session.namespace };
+    },
+    workflowOf,
   };
 }
