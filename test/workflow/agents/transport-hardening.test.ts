@@ -197,9 +197,8 @@ describe("a message outside the protocol closes its socket, not the server", () 
       session_id: "00000000-0000-4000-8000-000000000010",
       capabilities: 5,
     });
-    const end = await closed(ws);
-    assert.equal(end?.code, 1008);
-    assert.match(end.reason, /^invalid_message: capabilities: /);
+    const end = await closed(ws, 2_000);
+    // Before the fix the announcement was kept and both reads answered 500.
     const attempts = await api("/workflows/attempts", { namespace: "alpha", workflow_id: id });
     assert.equal(attempts.status, 200, JSON.stringify(attempts.body));
     const r = await api("/workflows/intervene", {
@@ -211,6 +210,8 @@ describe("a message outside the protocol closes its socket, not the server", () 
       kind: { kind: "Cancel", reason: "x" },
     });
     assert.deepEqual([r.status, r.body], [200, { outcome: { outcome: "StaleTarget" } }]);
+    assert.equal(end?.code, 1008);
+    assert.match(end.reason, /^invalid_message: capabilities: /);
     await api("/workflows/cancel", { namespace: "alpha", workflow_id: id });
   });
 });
