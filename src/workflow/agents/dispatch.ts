@@ -27,22 +27,21 @@ export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): D
 }
 
 /**
- * The session holding an attempt comes from the matcher's attempts read (indexed by run);
- * its namespace from the session list, read only once the session id already matched.
+ * Whether a session holds an attempt comes from the matcher's attempts read (indexed by run);
+ * the session's namespace from the session list, read only once the session id matched.
  */
 export function matcherAuthority(
   matcher: Pick<Matcher, "liveAttempts" | "workers">,
   workflowOf: (runId: string) => string | undefined,
 ): AttemptAuthority {
   return {
-    holder(ref: AttemptIdentity) {
+    heldBy(ref: AttemptIdentity, sessionId: string) {
       const key = identityKey(ref);
-      const held = matcher.liveAttempts(ref.run_id).find((a) => identityKey(a.ref) === key);
-      if (held === undefined) return undefined;
-      const session = matcher.workers().find((w) => w.sessionId === held.sessionId);
-      return session === undefined
-        ? undefined
-        : { sessionId: held.sessionId, namespace: session.namespace };
+      const held = matcher
+        .liveAttempts(ref.run_id)
+        .some((a) => a.sessionId === sessionId && identityKey(a.ref) === key);
+      if (!held) return undefined;
+      return matcher.workers().find((w) => w.sessionId === sessionId)?.namespace;
     },
     workflowOf,
   };

@@ -81,10 +81,8 @@ const LIMITS: AgentLimits = {
 
 /** Who holds attempts, as the server itself knows it (the matcher and the engine). */
 export interface AttemptAuthority {
-  /** The live gRPC session holding the attempt now, with its namespace. */
-  holder(
-    ref: AttemptIdentity,
-  ): { readonly sessionId: string; readonly namespace: string } | undefined;
+  /** The namespace of live gRPC session `sessionId` if it holds the attempt now. */
+  heldBy(ref: AttemptIdentity, sessionId: string): string | undefined;
   /** The workflow id of a run the engine runs. */
   workflowOf(runId: string): string | undefined;
 }
@@ -276,12 +274,10 @@ export class AgentHub {
   /** The named session holds the attempt, in the named namespace, for the named workflow. */
   #holds(live: Extract<WorkerMessage, { type: "live" }>): boolean {
     const authority = this.#authority;
-    const holder = authority?.holder(live.ref);
     return (
-      holder !== undefined &&
-      holder.sessionId === live.session_id &&
-      holder.namespace === live.namespace &&
-      authority?.workflowOf(live.ref.run_id) === live.workflow_id
+      authority !== undefined &&
+      authority.heldBy(live.ref, live.session_id) === live.namespace &&
+      authority.workflowOf(live.ref.run_id) === live.workflow_id
     );
   }
 

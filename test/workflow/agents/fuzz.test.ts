@@ -48,8 +48,7 @@ let model: ScriptedModel;
 let admin: string;
 const workers: ReturnType<typeof spawnWorker>[] = [];
 
-const api = (path: string, body: object) =>
-  call(server.url, "POST", path, { token: admin, body });
+const api = (path: string, body: object) => call(server.url, "POST", path, { token: admin, body });
 
 async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 1500; i++) {
@@ -133,7 +132,7 @@ function templates(ref: Ref, workflowId: string): Record<string, unknown>[] {
 }
 
 function randomString(): string {
-  const alphabet = ['a', 'Z', '0', ' ', '"', "\\", "\u0000", "é", "\u{1F600}", "{", "]"];
+  const alphabet = ["a", "Z", "0", " ", '"', "\\", "\u0000", "é", "\u{1F600}", "{", "]"];
   return Array.from({ length: int(12) }, () => pick(alphabet)).join("");
 }
 
@@ -218,6 +217,7 @@ function open(token: string): Promise<WebSocket> {
   ws.on("error", () => {});
   return new Promise((done, fail) => {
     ws.once("open", () => done(ws));
+    ws.once("error", fail);
     ws.once("unexpected-response", (_q, r) => fail(new Error(`upgrade answered ${r.statusCode}`)));
   });
 }
@@ -248,7 +248,11 @@ test(`the agent transport survives ${MESSAGES} hostile messages (seed ${SEED})`,
     const r = await api("/workflows/attempts", { workflow_id: id });
     return r.body.attempts?.[0];
   });
-  const ref = { run_id: attempt.run_id, activity_id: attempt.activity_id, attempt: attempt.attempt };
+  const ref = {
+    run_id: attempt.run_id,
+    activity_id: attempt.activity_id,
+    attempt: attempt.attempt,
+  };
   const valid = templates(ref, id);
   const tokens = [
     admin,
