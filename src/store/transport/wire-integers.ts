@@ -82,7 +82,8 @@ function arrayToWire(array: readonly unknown[]): unknown {
 function objectToWire(object: object): unknown {
   if (Object.getPrototypeOf(object) !== Object.prototype) return object;
   let out: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(object)) {
+  for (const key in object) {
+    const item = (object as Record<string, unknown>)[key];
     const wired = toWire(item);
     if (wired === item) continue;
     out ??= { ...object };
