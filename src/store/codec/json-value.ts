@@ -14,9 +14,12 @@ import { storeError } from "../errors.ts";
 
 /** Integers of at most this magnitude are exact JavaScript numbers (2^53). */
 export const EXACT_NUMBER_MAX = 2 ** 53;
-/** The range of MessagePack integers: int 64 up from -2^63, uint 64 below 2^64. */
-const INT64_MIN = -(2n ** 63n);
-const UINT64_END = 2n ** 64n;
+/**
+ * The integers a value may hold: MessagePack's, int 64 up from -2^63 and uint 64 below
+ * 2^64, the widest any client can send or read back.
+ */
+export const INT64_MIN = -(2n ** 63n);
+export const UINT64_END = 2n ** 64n;
 /** Integer literals beyond 2^53 have at least 16 digits; texts without such a run parse plainly. */
 const LONG_DIGITS = /\d{16}/;
 const INTEGER_LITERAL = /^-?\d+$/;

@@ -17,6 +17,7 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
+import { INT64_MIN, UINT64_END } from "../codec/json-value.ts";
 
 export const name = refine(
   string({
@@ -36,9 +37,6 @@ export const key = refine(string({ minBytes: 1, maxBytes: 1024, expected: "key" 
 export const version = integer("u64", { max: Number.MAX_SAFE_INTEGER });
 const limit = u32({ min: 1 });
 const author = string({ minBytes: 1, maxBytes: 128 });
-
-const INT64_MIN = -(2n ** 63n);
-const UINT64_END = 2n ** 64n;
 
 /**
  * Any JSON value: null, booleans, finite numbers, integers of every MessagePack width
