@@ -5,12 +5,27 @@
  * is decoded, so a syntax error is a refusal at registration that names the field and the
  * position; evaluation errors at run time are typed SkeinErrors with code
  * `expression_failed`.
+ *
+ * Every evaluation is bounded (expression-limits.ts): a JSON constant needs no evaluation, a
+ * plain path (`input`, `steps.a.b`) only reads the scope and runs here under JSONata's
+ * guardrails, and everything else runs on the evaluator thread (expression-evaluator.ts),
+ * whose deadline and heap limit hold whatever the expression does. Registration refuses
+ * what is refusable statically: source size, syntax-tree nesting, and regexes that cannot
+ * run in linear time.
  */
 
 import jsonata from "jsonata";
 import type { Decoder } from "../../common/decode/index.ts";
 import { refuse, string } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { evaluator } from "./expression-evaluator.ts";
+import {
+  EXPRESSION_NESTING_LIMIT,
+  EXPRESSION_SOURCE_LIMIT,
+  GUARDRAILS,
+  guardrailMessage,
+  linearRegExp,
+} from "./expression-limits.ts";
 
 /** The values an expression sees. */
 export interface Scope {
@@ -26,14 +41,33 @@ export interface Expression {
 
 export const EXPRESSION_CODE = "invalid_definition";
 
-/** Compiles `source`; throws the JSONata error. */
+/** Compiles `source`; throws the JSONata error, or a plain Error for a statically refused
+ * construct. */
 export function compileExpression(source: string): Expression {
-  const compiled = jsonata(source);
   const constant = jsonConstant(source);
   if (constant !== undefined) {
     // A JSON text means the same in JSONata; skip the evaluator for it (a common `input: "{}"`).
     return { source, evaluate: async () => JSON.parse(constant) };
   }
+  const ast = jsonata(source).ast();
+  checkStatically(ast);
+  if (isPlainPath(ast)) return inline(source);
+  return {
+    source,
+    async evaluate(scope) {
+      const json = await evaluator
+        .evaluate(source, { input: scope.input, steps: scope.steps, item: scope.item })
+        .catch((error: SkeinError) => {
+          throw failed(source, error.message);
+        });
+      return JSON.parse(json);
+    },
+  };
+}
+
+/** A path of plain names only selects parts of the scope, in time linear in its size. */
+function inline(source: string): Expression {
+  const compiled = jsonata(source, GUARDRAILS);
   return {
     source,
     async evaluate(scope) {
@@ -46,14 +80,76 @@ export function compileExpression(source: string): Expression {
         // JSONata yields `undefined` for "no match"; JSON has no undefined, so it is null.
         return value === undefined ? null : normalise(value);
       } catch (error) {
-        const e = error as { message?: string; position?: number };
-        throw new SkeinError(
-          "expression_failed",
-          `expression ${JSON.stringify(source)} failed: ${e.message ?? String(error)}${e.position === undefined ? "" : ` (at position ${e.position})`}`,
+        const e = error as { code?: unknown; message?: string; position?: number };
+        const message = guardrailMessage(e.code) ?? e.message ?? String(error);
+        throw failed(
+          source,
+          `${message}${e.position === undefined ? "" : ` (at position ${e.position})`}`,
         );
       }
     },
   };
+}
+
+function failed(source: string, message: string): SkeinError {
+  return new SkeinError(
+    "expression_failed",
+    `expression ${JSON.stringify(source)} failed: ${message}`,
+  );
+}
+
+/** A syntax-tree node as the JSONata parser builds it. */
+interface Node {
+  readonly type: string;
+  readonly value?: unknown;
+  readonly position?: number;
+  readonly steps?: readonly Node[];
+}
+
+const isNode = (value: unknown): value is Node =>
+  typeof value === "object" && value !== null && typeof (value as Node).type === "string";
+
+/** `input`, `steps.fetch.body`: a path whose steps are names with nothing attached. */
+function isPlainPath(ast: Node): boolean {
+  return (
+    ast.type === "path" &&
+    Object.keys(ast).every((k) => k === "type" || k === "steps") &&
+    (ast.steps ?? []).every(
+      (step) =>
+        step.type === "name" &&
+        Object.keys(step).every((k) => k === "type" || k === "value" || k === "position"),
+    )
+  );
+}
+
+/** Throws when the tree nests deeper than the limit or holds a regex without a linear-time
+ * match. Walks every object the parser attached, so new node shapes are covered too. */
+function checkStatically(ast: Node): void {
+  const seen = new Set<object>();
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value !== "object" || value === null || seen.has(value)) return;
+    seen.add(value);
+    if (value instanceof RegExp) return;
+    const node = isNode(value);
+    const level = node ? depth + 1 : depth;
+    if (level > EXPRESSION_NESTING_LIMIT) {
+      throw new Error(`nests deeper than the limit of ${EXPRESSION_NESTING_LIMIT} levels`);
+    }
+    if (node && value.type === "regex" && value.value instanceof RegExp) checkRegex(value);
+    for (const child of Object.values(value)) walk(child, level);
+  };
+  walk(ast, 0);
+}
+
+function checkRegex(node: Node): void {
+  const regex = node.value as RegExp;
+  try {
+    linearRegExp(regex);
+  } catch {
+    throw new Error(
+      `regex /${regex.source}/ cannot run in linear time (no backreferences or large nested repetitions)${node.position === undefined ? "" : ` (at position ${node.position})`}`,
+    );
+  }
 }
 
 /** The text itself when `source` is one JSON value, else undefined. */
@@ -73,7 +169,7 @@ function normalise(value: unknown): unknown {
 
 /** Decodes a string field holding a JSONata expression; a syntax error is a `shape` refusal. */
 export function expression(): Decoder<Expression> {
-  const text = string({ minBytes: 1, maxBytes: 65_536 });
+  const text = string({ minBytes: 1, maxBytes: EXPRESSION_SOURCE_LIMIT });
   return {
     expected: "JSONata expression string",
     run(value, path) {
