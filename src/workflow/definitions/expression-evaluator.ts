@@ -3,7 +3,8 @@
  * JSONata expressions run. Evaluation is off the event loop, so HTTP, gRPC and timers keep
  * being served while an expression runs, and it is bounded from outside: the thread answers
  * requests in order, so the oldest unanswered request is the one running; when it has run
- * past the time limit plus a grace, or the thread dies (its heap limit), that request fails
+ * past the time limit plus a grace (counted from when the thread is ready: starting one takes
+ * a while), or the thread dies (its heap limit), that request fails
  * with `expression_failed`, the thread is replaced and the requests queued behind it are sent
  * again. The thread starts on first use and does not keep the process alive while idle.
  *
@@ -30,6 +31,8 @@ interface Job {
 
 class Evaluator {
   #thread: Worker | undefined;
+  /** The thread has loaded and said `ready`: only then does the watchdog run. */
+  #ready = false;
   #nextId = 1;
   /** Sent and unanswered, oldest first: the first is the one the thread is running. */
   readonly #jobs: Job[] = [];
@@ -64,16 +67,22 @@ class Evaluator {
       thread.on("error", (error) => this.#died(thread, error));
       thread.on("exit", () => this.#died(thread, undefined));
       this.#thread = thread;
+      this.#ready = false;
     }
     this.#thread.ref();
     return this.#thread;
   }
 
   #answered(answer: EvaluateAnswer): void {
+    if (answer.type === "ready") {
+      this.#ready = true;
+      this.#watch();
+      return;
+    }
     const job = this.#settle(answer.id);
     if (job === undefined) return;
-    if (answer.ok) job.resolve(answer.json);
-    else job.reject(new SkeinError("expression_failed", answer.message));
+    if (answer.type === "result") job.resolve(answer.json);
+    else job.reject(new SkeinError(answer.code, answer.message));
   }
 
   /** Removes the job of `id` and moves the watchdog to the next oldest. */
@@ -92,6 +101,7 @@ class Evaluator {
       this.#thread?.unref();
       return;
     }
+    if (!this.#ready) return;
     this.#watchdog = setTimeout(
       () => this.#replace(timeLimitExceeded()),
       EXPRESSION_TIME_LIMIT_MS + EXPRESSION_HARD_GRACE_MS,

@@ -66,6 +66,8 @@ export const GUARDRAILS = {
   RegexEngine: LinearRegExp,
 };
 
+export const RESULT_TOO_LARGE = `the result exceeded the size limit of ${EXPRESSION_RESULT_LIMIT} characters of JSON`;
+
 export const timeLimitExceeded = () =>
   limitError(`exceeded the time limit of ${EXPRESSION_TIME_LIMIT_MS} ms`);
 export const memoryLimitExceeded = () =>

@@ -8,7 +8,12 @@
 
 import { parentPort } from "node:worker_threads";
 import jsonata from "jsonata";
-import { EXPRESSION_RESULT_LIMIT, GUARDRAILS, guardrailMessage } from "./expression-limits.ts";
+import {
+  EXPRESSION_RESULT_LIMIT,
+  GUARDRAILS,
+  guardrailMessage,
+  RESULT_TOO_LARGE,
+} from "./expression-limits.ts";
 
 export interface EvaluateRequest {
   readonly id: number;
@@ -16,9 +21,16 @@ export interface EvaluateRequest {
   readonly scope: { readonly input: unknown; readonly steps: unknown; readonly item: unknown };
 }
 
+/** `ready` once, when the thread can evaluate; then one `result` or `error` per request. */
 export type EvaluateAnswer =
-  | { readonly id: number; readonly ok: true; readonly json: string }
-  | { readonly id: number; readonly ok: false; readonly message: string };
+  | { readonly type: "ready" }
+  | { readonly type: "result"; readonly id: number; readonly json: string }
+  | {
+      readonly type: "error";
+      readonly id: number;
+      readonly code: string;
+      readonly message: string;
+    };
 
 /** Distinct sources kept compiled; the cache starts over past it (definitions are few). */
 const CACHE_LIMIT = 10_000;
@@ -34,21 +46,24 @@ function compiled(source: string): jsonata.Expression {
   return expression;
 }
 
-async function answer(request: EvaluateRequest): Promise<EvaluateAnswer> {
+async function answer(
+  request: EvaluateRequest,
+): Promise<Exclude<EvaluateAnswer, { type: "ready" }>> {
   try {
     const value = await compiled(request.source).evaluate(request.scope);
     // JSONata yields `undefined` for "no match" and can yield functions; JSON has neither.
     const json = JSON.stringify(value) ?? "null";
     if (json.length > EXPRESSION_RESULT_LIMIT) {
       return {
+        type: "error",
         id: request.id,
-        ok: false,
-        message: `the result exceeded the size limit of ${EXPRESSION_RESULT_LIMIT} characters of JSON`,
+        code: "expression_failed",
+        message: RESULT_TOO_LARGE,
       };
     }
-    return { id: request.id, ok: true, json };
+    return { type: "result", id: request.id, json };
   } catch (error) {
-    return { id: request.id, ok: false, message: describe(error) };
+    return { type: "error", id: request.id, code: "expression_failed", message: describe(error) };
   }
 }
 
@@ -62,3 +77,4 @@ function describe(error: unknown): string {
 parentPort!.on("message", async (request: EvaluateRequest) => {
   parentPort!.postMessage(await answer(request));
 });
+parentPort!.postMessage({ type: "ready" } satisfies EvaluateAnswer);

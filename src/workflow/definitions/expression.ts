@@ -6,9 +6,10 @@
  * position; evaluation errors at run time are typed SkeinErrors with code
  * `expression_failed`.
  *
- * Every evaluation is bounded (expression-limits.ts): a JSON constant needs no evaluation, a
- * plain path (`input`, `steps.a.b`) only reads the scope and runs here under JSONata's
- * guardrails, and everything else runs on the evaluator thread (expression-evaluator.ts),
+ * Every evaluation is bounded (expression-limits.ts): a JSON constant needs no evaluation, an
+ * expression whose work is bounded by its size and the scope's (expression-inline.ts: paths,
+ * constructors, arithmetic, linear natives) runs here under JSONata's guardrails, and
+ * everything else runs on the evaluator thread (expression-evaluator.ts),
  * whose deadline and heap limit hold whatever the expression does. Registration refuses
  * what is refusable statically: source size, syntax-tree nesting, and regexes that cannot
  * run in linear time.
@@ -19,12 +20,15 @@ import type { Decoder } from "../../common/decode/index.ts";
 import { refuse, string } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { evaluator } from "./expression-evaluator.ts";
+import { runsInline } from "./expression-inline.ts";
 import {
   EXPRESSION_NESTING_LIMIT,
+  EXPRESSION_RESULT_LIMIT,
   EXPRESSION_SOURCE_LIMIT,
   GUARDRAILS,
   guardrailMessage,
   linearRegExp,
+  RESULT_TOO_LARGE,
 } from "./expression-limits.ts";
 
 /** The values an expression sees. */
@@ -51,7 +55,7 @@ export function compileExpression(source: string): Expression {
   }
   const ast = jsonata(source).ast();
   checkStatically(ast);
-  if (isPlainPath(ast)) return inline(source);
+  if (runsInline(ast)) return inline(source);
   return {
     source,
     async evaluate(scope) {
@@ -65,7 +69,7 @@ export function compileExpression(source: string): Expression {
   };
 }
 
-/** A path of plain names only selects parts of the scope, in time linear in its size. */
+/** An expression whose work is bounded by its size and the scope's (expression-inline.ts). */
 function inline(source: string): Expression {
   const compiled = jsonata(source, GUARDRAILS);
   return {
@@ -78,7 +82,9 @@ function inline(source: string): Expression {
           item: scope.item,
         });
         // JSONata yields `undefined` for "no match"; JSON has no undefined, so it is null.
-        return value === undefined ? null : normalise(value);
+        const json = JSON.stringify(value) ?? "null";
+        if (json.length > EXPRESSION_RESULT_LIMIT) throw { message: RESULT_TOO_LARGE };
+        return JSON.parse(json);
       } catch (error) {
         const e = error as { code?: unknown; message?: string; position?: number };
         const message = guardrailMessage(e.code) ?? e.message ?? String(error);
@@ -108,19 +114,6 @@ interface Node {
 
 const isNode = (value: unknown): value is Node =>
   typeof value === "object" && value !== null && typeof (value as Node).type === "string";
-
-/** `input`, `steps.fetch.body`: a path whose steps are names with nothing attached. */
-function isPlainPath(ast: Node): boolean {
-  return (
-    ast.type === "path" &&
-    Object.keys(ast).every((k) => k === "type" || k === "steps") &&
-    (ast.steps ?? []).every(
-      (step) =>
-        step.type === "name" &&
-        Object.keys(step).every((k) => k === "type" || k === "value" || k === "position"),
-    )
-  );
-}
 
 /** Throws when the tree nests deeper than the limit or holds a regex without a linear-time
  * match. Walks every object the parser attached, so new node shapes are covered too. */
@@ -160,11 +153,6 @@ function jsonConstant(source: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** JSONata results can carry sequence markers and non-JSON values; keep plain JSON only. */
-function normalise(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value) ?? "null");
 }
 
 /** Decodes a string field holding a JSONata expression; a syntax error is a `shape` refusal. */
