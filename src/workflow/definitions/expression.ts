@@ -53,9 +53,10 @@ export function compileExpression(source: string): Expression {
     // A JSON text means the same in JSONata; skip the evaluator for it (a common `input: "{}"`).
     return { source, evaluate: async () => JSON.parse(constant) };
   }
-  const ast = jsonata(source).ast();
+  const compiled = jsonata(source, GUARDRAILS);
+  const ast = compiled.ast();
   checkStatically(ast);
-  if (runsInline(ast)) return inline(source);
+  if (runsInline(ast)) return inline(source, compiled);
   return {
     source,
     async evaluate(scope) {
@@ -70,8 +71,7 @@ export function compileExpression(source: string): Expression {
 }
 
 /** An expression whose work is bounded by its size and the scope's (expression-inline.ts). */
-function inline(source: string): Expression {
-  const compiled = jsonata(source, GUARDRAILS);
+function inline(source: string, compiled: jsonata.Expression): Expression {
   return {
     source,
     async evaluate(scope) {
