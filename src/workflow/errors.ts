@@ -16,6 +16,8 @@ export const ERRORS = {
   forbidden: 403,
   /** The body is not JSON (syntax error, empty body). */
   malformed_json: 400,
+  /** The body nests arrays and objects deeper than MAX_JSON_DEPTH (512). */
+  json_too_deep: 400,
   /** The body's content type is not application/json. */
   unsupported_media_type: 415,
   /** The body is larger than `http.max_body_bytes`. */
