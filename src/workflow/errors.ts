@@ -52,6 +52,18 @@ export const ERRORS = {
   invalid_cursor: 400,
   /** The engine stopped (the server is shutting down); retry against the restarted server. */
   engine_stopped: 503,
+  /** The URL has an invalid percent-escape (`%ZZ`). */
+  malformed_url: 400,
+  /** A path segment is longer than any name the routes take. */
+  uri_too_long: 414,
+  /** The request line and headers are larger than Node's limit (16 KiB). */
+  headers_too_large: 431,
+  /** The headers (or the whole request) did not arrive within the listener's timeouts. */
+  request_timeout: 408,
+  /** An `expect` header other than `100-continue`. */
+  expectation_failed: 417,
+  /** The request arrived while the server was stopping. */
+  shutting_down: 503,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

@@ -12,9 +12,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { bearerToken } from "../auth/bearer.ts";
 import { canAccessNamespace, type TokenVerifier } from "../auth/tokens.ts";
+import { workflowError } from "../errors.ts";
+import { rawRefusal } from "../http/errors.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
 import {
   type AttemptIdentity,
@@ -65,33 +68,38 @@ export class AgentHub {
     this.#verify = options.verify;
     this.#log = options.logger;
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+    // A handshake ws refuses (bad key, version, method) gets the error body too.
+    this.#wss.on("wsClientError", (error, socket) => {
+      const refusal = workflowError("bad_request", `WebSocket handshake: ${error.message}`);
+      socket.end(rawRefusal(refusal), () => socket.destroy());
+    });
   }
 
   /** Takes WebSocket upgrades on `AGENT_PATH`; others are refused. Nothing when disabled. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const refuse = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-    };
+    // Destroyed once written: an upgrade socket is outside the listener's timeouts, so a
+    // half-closed one would otherwise stay until the client closes it.
+    const refuse = (refusal: SkeinError) => socket.end(rawRefusal(refusal), () => socket.destroy());
     if (!this.enabled || request.url !== AGENT_PATH) {
-      refuse(404, "Not Found");
+      refuse(workflowError("route_not_found", "no WebSocket endpoint at this path"));
       return;
     }
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) {
-      refuse(401, "Unauthorized");
+      refuse(workflowError("unauthenticated", "authorization must be Bearer <token>"));
       return;
     }
     this.#verify(token).then(
       (principal) => {
         if (!principal.worker) {
-          refuse(403, "Forbidden");
+          refuse(workflowError("forbidden", "the bearer lacks the worker grant"));
           return;
         }
         this.#wss.handleUpgrade(request, socket, head, (ws) =>
           this.#serve(ws, (namespace) => canAccessNamespace(principal, namespace)),
         );
       },
-      () => refuse(401, "Unauthorized"),
+      () => refuse(workflowError("unauthenticated", "the bearer is not a valid token")),
     );
   }
 
