@@ -38,6 +38,8 @@ export const ERRORS = {
   unsupported_artifact: 400,
   /** A deployment whose verb, worker document, queue or namespace does not agree. */
   invalid_deployment: 400,
+  /** A deployment's `--token-file` is the server's own (its data dir, signing key, admin token). */
+  token_file_refused: 400,
   /** The stored row of this deployment cannot be decoded; PUT replaces it, DELETE removes it. */
   deployment_undecodable: 409,
   /** A supervised worker could not be stopped (a PUT or desired-state change needed it). */

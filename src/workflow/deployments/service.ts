@@ -10,10 +10,12 @@
 
 import { join } from "node:path";
 import type { Logger } from "../../common/log.ts";
+import { parseWorkerArgs } from "../cli/worker.ts";
 import { workflowError } from "../errors.ts";
 import type { DeploymentRow, DeploymentStore } from "../persistence/store.ts";
 import type { LaunchSpec } from "../supervisor/launcher.ts";
 import type { ProcessStatus, Supervisor } from "../supervisor/supervisor.ts";
+import { tokenFileRefusal } from "./credentials.ts";
 import { binaryIdentity, deploymentIdentity } from "./identity.ts";
 import {
   type Deployment,
@@ -64,7 +66,7 @@ export class DeploymentService {
     name: string,
     body: DeploymentBody,
   ): Promise<{ outcome: PutOutcome; deployment: Deployment; process: ProcessStatus | undefined }> {
-    const verb = await checkVerb(body);
+    const verb = await checkVerb(body, this.#o.dataDir);
     return this.#locked(name, async () => {
       const existing = await this.#read(name);
       const next: Omit<StoredDocument, "revision"> = {
@@ -200,7 +202,29 @@ export class DeploymentService {
       await this.#o.supervisor.forget(d.name);
       return undefined;
     }
+    if (d.desired === "running") await this.#refuseOwnCredentials(d);
     return this.#o.supervisor.apply(d.name, d.desired === "running" ? this.#launch(d) : null);
+  }
+
+  /**
+   * A record stored before the credential rule existed is held to it at launch, so no
+   * worker ever starts with the server's own key or token (PUT checks new records).
+   */
+  async #refuseOwnCredentials(d: Deployment): Promise<void> {
+    let tokenFile: string | undefined;
+    try {
+      tokenFile = parseWorkerArgs(d.artifact.verb.slice(1)).tokenFile;
+    } catch {
+      return; // a verb the worker refuses launches nothing that could use a credential
+    }
+    if (tokenFile === undefined) return;
+    const reason = await tokenFileRefusal(tokenFile, this.#o.dataDir);
+    if (reason === undefined) return;
+    await this.#o.supervisor.apply(d.name, null);
+    throw workflowError(
+      "token_file_refused",
+      `deployment ${JSON.stringify(d.name)} is not started: --token-file ${tokenFile} ${reason}`,
+    );
   }
 
   #launch(d: Deployment): LaunchSpec {

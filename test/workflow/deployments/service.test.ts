@@ -66,7 +66,8 @@ test("DELETE with a worker that cannot be stopped: the failure is logged and the
       stableMs: 10_000,
     }),
     nodeId: "n1",
-    dataDir: dir,
+    // Not `dir`: the worker's token file is there, and the data dir holds no credentials.
+    dataDir: join(dir, "data"),
     logger,
   });
   try {
