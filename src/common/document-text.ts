@@ -24,7 +24,9 @@ export function parseDocumentText(text: string, format: DocumentFormat, code: st
     }
   }
   try {
-    return parseYaml(text, { intAsBigInt: true, uniqueKeys: true });
+    // No warnings: the yaml library prints them with a quote of the source, and a document
+    // may be a file its reader must not repeat (logs included).
+    return parseYaml(text, { intAsBigInt: true, uniqueKeys: true, logLevel: "error" });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     return refuse("type", undefined, `not valid YAML: ${reason}`, code);

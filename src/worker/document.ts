@@ -6,7 +6,6 @@
  * be empty`. Relative paths in actions resolve against the document's folder.
  */
 
-import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import {
   type Decoder,
@@ -22,6 +21,7 @@ import {
 } from "../common/decode/index.ts";
 import { formatOf, parseDocumentText } from "../common/document-text.ts";
 import { SkeinError } from "../common/errors.ts";
+import { FileRefused, readBoundedFile } from "../common/files.ts";
 import type { AgentLink } from "./agent-link.ts";
 import type { Handler } from "./handler.ts";
 import { agentHandler, agentSpec, type ToolSpec } from "./kinds/agent.ts";
@@ -30,6 +30,9 @@ import { httpAction, httpHandler } from "./kinds/http.ts";
 import { moduleAction, moduleHandler } from "./kinds/module.ts";
 
 const DOCUMENT_CODE = "worker_document_invalid";
+
+/** The largest worker document read; real ones are a few KiB, agent prompts included. */
+export const MAX_WORKER_DOCUMENT_BYTES = 1_048_576;
 
 export const WORKER_KINDS = ["exec", "module", "http", "agent"] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -82,33 +85,76 @@ export interface WorkerDocument {
   readonly handlers: ReadonlyMap<string, Handler>;
 }
 
+/** The document's text: a regular file of at most MAX_WORKER_DOCUMENT_BYTES, read in bounded time. */
+async function readText(full: string): Promise<string> {
+  try {
+    return (await readBoundedFile(full, { maxBytes: MAX_WORKER_DOCUMENT_BYTES })).toString("utf8");
+  } catch (error) {
+    if (!(error instanceof FileRefused)) throw error;
+    throw new SkeinError(DOCUMENT_CODE, `cannot read worker document: ${error.reason}`);
+  }
+}
+
 async function readDocument(path: string): Promise<{ full: string; raw: unknown }> {
   const full = resolve(path);
-  let text: string;
-  try {
-    text = await readFile(full, "utf8");
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new SkeinError("worker_document_invalid", `cannot read worker document: ${reason}`);
-  }
-  return { full, raw: parseDocumentText(text, formatOf(full), DOCUMENT_CODE) };
+  return { full, raw: parseDocumentText(await readText(full), formatOf(full), DOCUMENT_CODE) };
+}
+
+/** The top-level fields every worker document has; a file without them is not one. */
+const DOCUMENT_FIELDS = ["name", "task_queue", "actions"] as const;
+
+function looksLikeWorkerDocument(raw: unknown): boolean {
+  return (
+    typeof raw === "object" &&
+    raw !== null &&
+    !Array.isArray(raw) &&
+    DOCUMENT_FIELDS.every((field) => Object.hasOwn(raw, field))
+  );
 }
 
 /**
  * Reads and decodes a worker document without preparing its handlers: nothing of the
  * document is run (a `module` action's module is not imported). The server uses it to
- * check a deployment against the document it will launch.
+ * check a deployment against the document it will launch, for a client who may name any
+ * path: so its refusals name the file and never quote it. A syntax error gives only its
+ * position; a file without the worker document's fields is "not a worker document" (its
+ * keys are its contents); only a file shaped like a worker document gets the field refusals.
+ * Refusals do not repeat the path; the caller names it.
  */
 export async function inspectWorkerDocument(
   kind: WorkerKind,
   path: string,
 ): Promise<{ readonly name: string; readonly taskQueue: string; readonly actions: string[] }> {
-  const { raw } = await readDocument(path);
+  const full = resolve(path);
+  const format = formatOf(full);
+  const text = await readText(full);
+  let raw: unknown;
+  try {
+    raw = parseDocumentText(text, format, DOCUMENT_CODE);
+  } catch (error) {
+    if (!(error instanceof SkeinError)) throw error;
+    const at = syntaxPosition(error.message);
+    throw new SkeinError(
+      DOCUMENT_CODE,
+      `not valid ${format === "json" ? "JSON" : "YAML"}${at === undefined ? "" : ` (${at})`}`,
+    );
+  }
+  if (!looksLikeWorkerDocument(raw)) {
+    throw new SkeinError(
+      DOCUMENT_CODE,
+      `not a worker document (an object with ${DOCUMENT_FIELDS.join(", ")})`,
+    );
+  }
   const doc = decodeDocument<{ name: string; task_queue: string; actions: Map<string, unknown> }>(
     decoders[kind] as Decoder<{ name: string; task_queue: string; actions: Map<string, unknown> }>,
     raw,
   );
   return { name: doc.name, taskQueue: doc.task_queue, actions: [...doc.actions.keys()] };
+}
+
+/** Where a parser stopped, as the parsers word it (`line 2, column 1`, `position 4`). */
+function syntaxPosition(message: string): string | undefined {
+  return /line \d+, column \d+|position \d+/.exec(message)?.[0];
 }
 
 /** Reads, decodes and prepares a worker document; throws SkeinError/DecodeError. */

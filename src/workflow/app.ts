@@ -1,6 +1,7 @@
 /**
- * The workflow server's HTTP application, built in one place: the JSON body parser, error
- * encoding and bearer auth are installed first, then each area's routes, each handed only
+ * The workflow server's HTTP application, built in one place: the listener's bounds and
+ * edge refusals (http/edge.ts), the JSON body parser, error encoding and bearer auth are
+ * installed first, then each area's routes, each handed only
  * the roles it calls (the namespace registry, the definition registry and the run service;
  * the supervisor as it lands). Route modules never reach storage directly. The app is returned unstarted so the
  * node (server.ts) decides where it listens and tests may `inject`.
@@ -14,6 +15,7 @@ import type { DeploymentService } from "./deployments/service.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
+import { installEdge, type ListenerLimits, listenerOptions } from "./http/edge.ts";
 import { installErrorHandling } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
@@ -28,6 +30,8 @@ export interface AppRoles {
   readonly verify: TokenVerifier;
   readonly namespaces: NamespaceRegistry;
   readonly maxBodyBytes: number;
+  /** The connection cap and headers timeout of the listener. */
+  readonly listener: ListenerLimits;
   /** Worker deployments; their routes refuse while `enabled` is false. */
   readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
   /** Definitions and runs; absent on a backend without workflow persistence. */
@@ -45,7 +49,9 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     // Per-request lines are off: refusals are answered, 5xx are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: roles.maxBodyBytes,
+    ...listenerOptions(roles.listener),
   }) as unknown as FastifyInstance;
+  installEdge(app, roles.listener);
   installJson(app, roles.maxBodyBytes);
   installErrorHandling(app);
   installAuth(app, roles.verify);

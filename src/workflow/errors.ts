@@ -16,6 +16,8 @@ export const ERRORS = {
   forbidden: 403,
   /** The body is not JSON (syntax error, empty body). */
   malformed_json: 400,
+  /** The body nests arrays and objects deeper than MAX_JSON_DEPTH (512). */
+  json_too_deep: 400,
   /** The body's content type is not application/json. */
   unsupported_media_type: 415,
   /** The body is larger than `http.max_body_bytes`. */
@@ -36,6 +38,8 @@ export const ERRORS = {
   unsupported_artifact: 400,
   /** A deployment whose verb, worker document, queue or namespace does not agree. */
   invalid_deployment: 400,
+  /** A deployment's `--token-file` is the server's own (its data dir, signing key, admin token). */
+  token_file_refused: 400,
   /** The stored row of this deployment cannot be decoded; PUT replaces it, DELETE removes it. */
   deployment_undecodable: 409,
   /** A supervised worker could not be stopped (a PUT or desired-state change needed it). */
@@ -50,6 +54,20 @@ export const ERRORS = {
   invalid_cursor: 400,
   /** The engine stopped (the server is shutting down); retry against the restarted server. */
   engine_stopped: 503,
+  /** The URL has an invalid percent-escape (`%ZZ`). */
+  malformed_url: 400,
+  /** A path segment is longer than any name the routes take. */
+  uri_too_long: 414,
+  /** The request line and headers are larger than Node's limit (16 KiB). */
+  headers_too_large: 431,
+  /** The headers (or the whole request) did not arrive within the listener's timeouts. */
+  request_timeout: 408,
+  /** An `expect` header other than `100-continue`. */
+  expectation_failed: 417,
+  /** The agent transport holds its maximum of sockets; retry later. */
+  agent_transport_full: 503,
+  /** The request arrived while the server was stopping. */
+  shutting_down: 503,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

@@ -242,6 +242,10 @@ export async function startServer(
       verify,
       namespaces: registry,
       maxBodyBytes: config.settings.http.max_body_bytes,
+      listener: {
+        maxConnections: config.settings.http.max_connections,
+        headersTimeoutMs: config.settings.http.headers_timeout_ms,
+      },
       deployments: { service: deployments, enabled: deploymentsEnabled },
       ...(workflows === undefined ? {} : { workflows }),
       ...(matcher === undefined

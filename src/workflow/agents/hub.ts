@@ -21,9 +21,12 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { bearerToken } from "../auth/bearer.ts";
 import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
+import { workflowError } from "../errors.ts";
+import { rawRefusal } from "../http/errors.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
 import { MAX_CONCURRENCY } from "../rpc/frames.ts";
 import { type AttemptIdentity, type Capability, identityKey, type Outcome } from "./control.ts";
@@ -141,6 +144,11 @@ export class AgentHub {
     this.#log = options.logger;
     this.#limits = { ...LIMITS, ...options.limits };
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+    // A handshake ws refuses (bad key, version, method) gets the error body too.
+    this.#wss.on("wsClientError", (error, socket) => {
+      const refusal = workflowError("bad_request", `WebSocket handshake: ${error.message}`);
+      socket.end(rawRefusal(refusal), () => socket.destroy());
+    });
   }
 
   /** Who holds attempts; until it is known every announcement is ignored. */
@@ -150,21 +158,21 @@ export class AgentHub {
 
   /** Takes WebSocket upgrades on `AGENT_PATH`; others are refused. Nothing when disabled. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const refuse = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-    };
+    // Destroyed once written: an upgrade socket is outside the listener's timeouts, so a
+    // half-closed one would otherwise stay until the client closes it.
+    const refuse = (refusal: SkeinError) => socket.end(rawRefusal(refusal), () => socket.destroy());
     if (!this.enabled || request.url !== AGENT_PATH) {
-      refuse(404, "Not Found");
+      refuse(workflowError("route_not_found", "no WebSocket endpoint at this path"));
       return;
     }
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) {
-      refuse(401, "Unauthorized");
+      refuse(workflowError("unauthenticated", "authorization must be Bearer <token>"));
       return;
     }
     if (this.#links.size + this.#upgrading >= this.#limits.maxSockets) {
       this.#log.warn({ max: this.#limits.maxSockets }, "agent transport full; upgrade refused");
-      refuse(503, "Service Unavailable");
+      refuse(workflowError("agent_transport_full", "too many agent transport connections"));
       return;
     }
     this.#upgrading++;
@@ -172,14 +180,14 @@ export class AgentHub {
       (principal) => {
         this.#upgrading--;
         if (!principal.worker) {
-          refuse(403, "Forbidden");
+          refuse(workflowError("forbidden", "the bearer lacks the worker grant"));
           return;
         }
         this.#wss.handleUpgrade(request, socket, head, (ws) => this.#serve(ws, principal));
       },
       () => {
         this.#upgrading--;
-        refuse(401, "Unauthorized");
+        refuse(workflowError("unauthenticated", "the bearer is not a valid token"));
       },
     );
   }

@@ -1,15 +1,15 @@
 /**
  * The admin token file: on first start the server issues a token for subject `admin` with
  * every grant (all namespaces, deploy, worker) and writes it to `<data_dir>/admin.token`,
- * readable only by its owner (mode 0600), so the operator can call the API and issue
- * narrower tokens. An existing file is left as it is.
+ * readable only by its owner (mode 0600) and written atomically, so the operator can call the
+ * API and issue narrower tokens. An existing (non-empty) file is left as it is.
  */
 
 import type { KeyObject } from "node:crypto";
-import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../common/files.ts";
 import { workflowError } from "../errors.ts";
+import { sizeOf } from "./keys.ts";
 import { issueToken } from "./tokens.ts";
 
 export const ADMIN_TOKEN_FILE = "admin.token";
@@ -21,7 +21,9 @@ export async function ensureAdminToken(
   key: KeyObject,
 ): Promise<{ path: string; created: boolean }> {
   const path = join(dataDir, ADMIN_TOKEN_FILE);
-  if (existsSync(path)) return { path, created: false };
+  const size = await sizeOf(path);
+  // An empty file is what a failed first start of an older build left; it is replaced.
+  if (size !== undefined && size > 0) return { path, created: false };
   const token = await issueToken(key, {
     subject: "admin",
     namespaces: "*",
@@ -30,7 +32,7 @@ export async function ensureAdminToken(
     ttlSeconds: ADMIN_TOKEN_TTL_SECONDS,
   });
   try {
-    await writeFile(path, `${token}\n`, { flag: "wx", mode: 0o600 });
+    await writeFileAtomic(path, `${token}\n`, { mode: 0o600, replace: size === 0 });
     return { path, created: true };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return { path, created: false };

@@ -7,7 +7,6 @@
  * it gives up reconnecting after `--reconnect-max-attempts` failures (exit 1).
  */
 
-import { readFileSync } from "node:fs";
 import { type Command, type Io, parseOptions, UsageError } from "../../common/cli.ts";
 import {
   type Decoder,
@@ -19,6 +18,7 @@ import {
   u32,
 } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { FileRefused, readBoundedFile } from "../../common/files.ts";
 import { createLogger } from "../../common/log.ts";
 import { AgentLink } from "../../worker/agent-link.ts";
 import { loadWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
@@ -127,15 +127,16 @@ export function parseWorkerArgs(args: readonly string[]): WorkerArgs {
   };
 }
 
-function readToken(path: string): string {
+/** The largest token file read; a token is a few hundred bytes. */
+export const MAX_TOKEN_FILE_BYTES = 16_384;
+
+async function readToken(path: string): Promise<string> {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = (await readBoundedFile(path, { maxBytes: MAX_TOKEN_FILE_BYTES })).toString("utf8");
   } catch (error) {
-    throw new SkeinError(
-      "token_file_unreadable",
-      `--token-file: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    if (!(error instanceof FileRefused)) throw error;
+    throw new SkeinError("token_file_unreadable", `--token-file: ${error.message}`);
   }
   const token = text.trim();
   if (token === "" || /\s/.test(token)) {
@@ -150,7 +151,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
   let runtime: WorkerRuntime;
   let link: AgentLink | undefined;
   try {
-    const token = parsed.tokenFile === undefined ? undefined : readToken(parsed.tokenFile);
+    const token = parsed.tokenFile === undefined ? undefined : await readToken(parsed.tokenFile);
     // Agent workers also hold the agent transport, where each gRPC welcome says it is.
     link = parsed.kind === "agent" ? new AgentLink(token, logger) : undefined;
     const document = await loadWorkerDocument(parsed.kind, parsed.document, {

@@ -6,12 +6,13 @@
  */
 
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parse } from "smol-toml";
 import { DecodeError, LosslessNumber } from "../../common/decode/index.ts";
 import type { SkeinError } from "../../common/errors.ts";
+import { writeFileAtomic } from "../../common/files.ts";
 import { workflowError } from "../errors.ts";
 import { type ConfigFile, configDecoder } from "./schema.ts";
 import { FIRST_RUN_TEMPLATE } from "./template.ts";
@@ -37,7 +38,8 @@ export interface ServerConfig {
 export async function ensureConfigFile(file: string): Promise<boolean> {
   if (existsSync(file)) return false;
   try {
-    await writeFile(file, FIRST_RUN_TEMPLATE, { flag: "wx", mode: 0o644 });
+    // Atomic: a start that fails mid-write leaves no half template to be refused later.
+    await writeFileAtomic(file, FIRST_RUN_TEMPLATE, { mode: 0o644 });
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;

@@ -20,6 +20,7 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
+import { REQUEST_TIMEOUT_MS } from "../http/edge.ts";
 import { namespaceName } from "../namespaces/name.ts";
 import { listenAddress } from "./listen.ts";
 
@@ -41,6 +42,17 @@ function section<S extends Shape>(shape: S) {
 export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7380";
 export const DEFAULT_GRPC_LISTEN = "127.0.0.1:7381";
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/**
+ * HTTP connections held at once (agent WebSockets included). Below the usual open-file
+ * limits with room for storage, workers and the gRPC endpoint; past it new connections are
+ * closed on accept, so silent clients can never exhaust the process's descriptors.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 4_096;
+/**
+ * From accepting a connection (or a kept-alive connection's next request) to the end of the
+ * headers. A real client sends its headers in one packet; a silent or trickling one is cut.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
 const STORAGE_URL = string({
   minBytes: 1,
@@ -61,6 +73,12 @@ export const configDecoder = object({
   http: section({
     listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_HTTP_LISTEN, undefined)),
     max_body_bytes: withDefault(u32({ min: 1, max: 1_073_741_824 }), DEFAULT_MAX_BODY_BYTES),
+    max_connections: withDefault(u32({ min: 1, max: 1_000_000 }), DEFAULT_MAX_CONNECTIONS),
+    // Node refuses a headers timeout above the whole-request timeout.
+    headers_timeout_ms: withDefault(
+      u32({ min: 1, max: REQUEST_TIMEOUT_MS }),
+      DEFAULT_HEADERS_TIMEOUT_MS,
+    ),
   }),
   grpc: section({
     listen: withDefault(listenAddress(), listenAddress().run(DEFAULT_GRPC_LISTEN, undefined)),

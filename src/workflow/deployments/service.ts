@@ -6,14 +6,19 @@
  *
  * Node placement: a record whose `node` is null runs on every node; a record with a `node`
  * runs only on the node whose `cluster.node_id` equals it. Other nodes keep no process.
+ *
+ * Every call names the caller's Scope, checked under the name's lock so a record cannot
+ * change hands between the check and the write (see docs/deployments.md for the rule).
  */
 
 import { join } from "node:path";
 import type { Logger } from "../../common/log.ts";
+import { parseWorkerArgs } from "../cli/worker.ts";
 import { workflowError } from "../errors.ts";
 import type { DeploymentRow, DeploymentStore } from "../persistence/store.ts";
 import type { LaunchSpec } from "../supervisor/launcher.ts";
 import type { ProcessStatus, Supervisor } from "../supervisor/supervisor.ts";
+import { tokenFileRefusal } from "./credentials.ts";
 import { binaryIdentity, deploymentIdentity } from "./identity.ts";
 import {
   type Deployment,
@@ -28,6 +33,23 @@ import {
 import { checkVerb } from "./verb.ts";
 
 export type PutOutcome = "created" | "updated" | "unchanged";
+
+/**
+ * The namespaces a caller may act in. A record is the caller's when the caller may act in
+ * every namespace it serves; an undecodable row's namespaces are unknown, so it is only a
+ * caller's with `all` (a grant of "*").
+ */
+export interface Scope {
+  readonly all: boolean;
+  may(namespace: string): boolean;
+}
+
+/** The server itself (start-up): every record. */
+export const EVERY_NAMESPACE: Scope = { all: true, may: () => true };
+
+function owns(scope: Scope, read: ReturnType<typeof decodeRow>): boolean {
+  return read.ok ? read.deployment.namespaces.every((n) => scope.may(n)) : scope.all;
+}
 
 export interface DeploymentServiceOptions {
   readonly store: DeploymentStore;
@@ -63,10 +85,26 @@ export class DeploymentService {
   async put(
     name: string,
     body: DeploymentBody,
+    scope: Scope,
   ): Promise<{ outcome: PutOutcome; deployment: Deployment; process: ProcessStatus | undefined }> {
-    const verb = await checkVerb(body);
+    const outside = body.namespaces.find((n) => !scope.may(n));
+    if (outside !== undefined) {
+      throw workflowError(
+        "forbidden",
+        `the bearer's grants do not include namespace ${JSON.stringify(outside)}`,
+      );
+    }
+    const verb = await checkVerb(body, this.#o.dataDir);
     return this.#locked(name, async () => {
       const existing = await this.#read(name);
+      // Replacing a record takes every namespace it served, too: else a grant for one
+      // namespace could take over (and stop) another namespace's worker.
+      if (existing !== undefined && !owns(scope, existing)) {
+        throw workflowError(
+          "forbidden",
+          `the deployment ${JSON.stringify(name)} serves namespaces outside the bearer's grants`,
+        );
+      }
       const next: Omit<StoredDocument, "revision"> = {
         artifact: body.artifact,
         namespaces: body.namespaces,
@@ -99,18 +137,20 @@ export class DeploymentService {
     });
   }
 
-  async get(name: string): Promise<Deployment> {
+  /** A record outside `scope` reads as absent: others' records are not revealed. */
+  async get(name: string, scope: Scope): Promise<Deployment> {
     const read = await this.#read(name);
-    if (read === undefined) throw notFound(name);
+    if (read === undefined || !owns(scope, read)) throw notFound(name);
     if (!read.ok) throw undecodable(read.undecodable);
     return read.deployment;
   }
 
-  async list(): Promise<{ deployments: Deployment[]; undecodable: Undecodable[] }> {
+  async list(scope: Scope): Promise<{ deployments: Deployment[]; undecodable: Undecodable[] }> {
     const deployments: Deployment[] = [];
     const bad: Undecodable[] = [];
     for (const row of await this.#o.store.list()) {
       const read = decodeRow(row);
+      if (!owns(scope, read)) continue;
       if (read.ok) deployments.push(read.deployment);
       else bad.push(read.undecodable);
     }
@@ -120,9 +160,10 @@ export class DeploymentService {
   async setDesired(
     name: string,
     desired: Desired,
+    scope: Scope,
   ): Promise<{ deployment: Deployment; process: ProcessStatus | undefined }> {
     return this.#locked(name, async () => {
-      const current = await this.get(name);
+      const current = await this.get(name, scope);
       let deployment = current;
       if (current.desired !== desired) {
         const row = await this.#o.store.put(
@@ -140,10 +181,10 @@ export class DeploymentService {
    * Stops and forgets this node's process, then removes the record. A stop failure is
    * logged and the record is still deleted (the spec's rule).
    */
-  async delete(name: string): Promise<{ deployment: Deployment | Undecodable }> {
+  async delete(name: string, scope: Scope): Promise<{ deployment: Deployment | Undecodable }> {
     return this.#locked(name, async () => {
       const read = await this.#read(name);
-      if (read === undefined) throw notFound(name);
+      if (read === undefined || !owns(scope, read)) throw notFound(name);
       try {
         await this.#o.supervisor.forget(name);
       } catch (error) {
@@ -158,8 +199,8 @@ export class DeploymentService {
     });
   }
 
-  async managed(): Promise<{ managed: ManagedWorker[]; undecodable: Undecodable[] }> {
-    const { deployments, undecodable: bad } = await this.list();
+  async managed(scope: Scope): Promise<{ managed: ManagedWorker[]; undecodable: Undecodable[] }> {
+    const { deployments, undecodable: bad } = await this.list(scope);
     return {
       managed: deployments.map((deployment) => ({
         deployment,
@@ -172,7 +213,7 @@ export class DeploymentService {
 
   /** Server start-up: brings every record of this node to its desired state. */
   async startAll(): Promise<void> {
-    const { deployments, undecodable: bad } = await this.list();
+    const { deployments, undecodable: bad } = await this.list(EVERY_NAMESPACE);
     for (const u of bad) {
       this.#o.logger.warn(
         { deployment: u.name, reason: u.reason },
@@ -200,7 +241,29 @@ export class DeploymentService {
       await this.#o.supervisor.forget(d.name);
       return undefined;
     }
+    if (d.desired === "running") await this.#refuseOwnCredentials(d);
     return this.#o.supervisor.apply(d.name, d.desired === "running" ? this.#launch(d) : null);
+  }
+
+  /**
+   * A record stored before the credential rule existed is held to it at launch, so no
+   * worker ever starts with the server's own key or token (PUT checks new records).
+   */
+  async #refuseOwnCredentials(d: Deployment): Promise<void> {
+    let tokenFile: string | undefined;
+    try {
+      tokenFile = parseWorkerArgs(d.artifact.verb.slice(1)).tokenFile;
+    } catch {
+      return; // a verb the worker refuses launches nothing that could use a credential
+    }
+    if (tokenFile === undefined) return;
+    const reason = await tokenFileRefusal(tokenFile, this.#o.dataDir);
+    if (reason === undefined) return;
+    await this.#o.supervisor.apply(d.name, null);
+    throw workflowError(
+      "token_file_refused",
+      `deployment ${JSON.stringify(d.name)} is not started: --token-file ${tokenFile} ${reason}`,
+    );
   }
 
   #launch(d: Deployment): LaunchSpec {

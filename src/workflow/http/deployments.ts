@@ -2,12 +2,14 @@
  * Worker deployment endpoints (spec endpoints 1-6): records under `/worker-deployments` and
  * the joined managed view at `/workers/managed`. Every one of them, reads included, needs
  * `deployments.enabled` (else 403 `deployments_disabled`) and a bearer with the `deploy`
- * grant (else 403 `forbidden`). Handlers decode once, then make one call on the
+ * grant (else 403 `forbidden`), and sees only the records of its namespaces (the Scope the
+ * service checks: docs/deployments.md). Handlers decode once, then make one call on the
  * DeploymentService, which commits and then applies the change on this node.
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { decodeOrThrow } from "../../common/decode/index.ts";
+import { canAccessNamespace } from "../auth/tokens.ts";
 import {
   deploymentBody,
   deploymentJson,
@@ -15,7 +17,7 @@ import {
   desiredStateBody,
   type Undecodable,
 } from "../deployments/record.ts";
-import type { DeploymentService, ManagedWorker } from "../deployments/service.ts";
+import type { DeploymentService, ManagedWorker, Scope } from "../deployments/service.ts";
 import { workflowError } from "../errors.ts";
 import type { ProcessStatus } from "../supervisor/supervisor.ts";
 import { forbidden, principalOf } from "./auth.ts";
@@ -80,14 +82,20 @@ export function deploymentRoutes(
   service: DeploymentService,
   enabled: boolean,
 ): void {
-  const guard = (request: FastifyRequest) => {
+  /** The caller's Scope, once deployments are on and the bearer has the deploy grant. */
+  const guard = (request: FastifyRequest): Scope => {
     if (!enabled) {
       throw workflowError(
         "deployments_disabled",
         "worker deployments are off (deployments.enabled = false)",
       );
     }
-    if (!principalOf(request).deploy) forbidden("the bearer lacks the deploy grant");
+    const principal = principalOf(request);
+    if (!principal.deploy) forbidden("the bearer lacks the deploy grant");
+    return {
+      all: principal.namespaces === "*",
+      may: (namespace) => canAccessNamespace(principal, namespace),
+    };
   };
   const nameOf = (request: FastifyRequest) =>
     decodeOrThrow(deploymentName, (request.params as { name: string }).name, {
@@ -96,8 +104,7 @@ export function deploymentRoutes(
     });
 
   app.get("/worker-deployments", async (request) => {
-    guard(request);
-    const { deployments, undecodable } = await service.list();
+    const { deployments, undecodable } = await service.list(guard(request));
     return {
       deployments: deployments.map(deploymentJson),
       undecodable: undecodable.map(undecodableJson),
@@ -105,15 +112,15 @@ export function deploymentRoutes(
   });
 
   app.get("/worker-deployments/:name", async (request) => {
-    guard(request);
-    return { deployment: deploymentJson(await service.get(nameOf(request))) };
+    const scope = guard(request);
+    return { deployment: deploymentJson(await service.get(nameOf(request), scope)) };
   });
 
   app.put("/worker-deployments/:name", async (request) => {
-    guard(request);
+    const scope = guard(request);
     const name = nameOf(request);
     const body = deploymentBody.run(request.body, undefined);
-    const r = await service.put(name, body);
+    const r = await service.put(name, body, scope);
     return {
       outcome: r.outcome,
       deployment: deploymentJson(r.deployment),
@@ -122,10 +129,10 @@ export function deploymentRoutes(
   });
 
   app.post("/worker-deployments/:name/desired-state", async (request) => {
-    guard(request);
+    const scope = guard(request);
     const name = nameOf(request);
     const { desired } = desiredStateBody.run(request.body, undefined);
-    const r = await service.setDesired(name, desired);
+    const r = await service.setDesired(name, desired, scope);
     return {
       name,
       desired: r.deployment.desired,
@@ -134,8 +141,8 @@ export function deploymentRoutes(
   });
 
   app.delete("/worker-deployments/:name", async (request) => {
-    guard(request);
-    const r = await service.delete(nameOf(request));
+    const scope = guard(request);
+    const r = await service.delete(nameOf(request), scope);
     const d = r.deployment;
     return {
       existed: true,
@@ -144,8 +151,7 @@ export function deploymentRoutes(
   });
 
   app.get("/workers/managed", async (request) => {
-    guard(request);
-    const { managed, undecodable } = await service.managed();
+    const { managed, undecodable } = await service.managed(guard(request));
     return {
       node_id: service.nodeId,
       managed: managed.map(managedJson),

@@ -3,8 +3,11 @@
  * the status of its code in the catalogue (src/workflow/errors.ts). Decode refusals keep
  * their field code and path; Fastify's own refusals (body limit, content type) are mapped
  * to catalogue codes; anything else is a 500 `internal` whose details go to the log only.
+ * `rawRefusal` writes the same body as a whole HTTP response, for sockets that no reply
+ * object owns (parser refusals, refused WebSocket upgrades).
  */
 
+import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { SkeinError } from "../../common/errors.ts";
 import { workflowError } from "../errors.ts";
@@ -38,4 +41,17 @@ export function installErrorHandling(app: FastifyInstance): void {
     const refusal = workflowError("route_not_found", `no route ${request.method} ${request.url}`);
     reply.status(refusal.status).send({ error: refusal.toJSON() });
   });
+}
+
+/** A whole HTTP/1.1 response carrying a refusal, for sockets no reply object owns. */
+export function rawRefusal(refusal: SkeinError): string {
+  const body = JSON.stringify({ error: refusal.toJSON() });
+  return [
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ""}`,
+    "content-type: application/json; charset=utf-8",
+    `content-length: ${Buffer.byteLength(body)}`,
+    "connection: close",
+    "",
+    body,
+  ].join("\r\n");
 }

@@ -1,7 +1,8 @@
 /**
  * Request bodies: the only content type is `application/json`, parsed by the lossless JSON
  * reader of the decoding core, so u64 values stay exact and duplicate keys are refused. A
- * body that is not JSON is `malformed_json` (400); one over `http.max_body_bytes` is
+ * body that is not JSON is `malformed_json` (400); one nested deeper than MAX_JSON_DEPTH
+ * (512) is `json_too_deep` (400), checked before parsing; one over `http.max_body_bytes` is
  * `body_too_large` (413, raised by Fastify's limit and mapped in errors.ts); any other
  * content type is `unsupported_media_type` (415). Replies are written by JSON.stringify with
  * a replacer that writes bigints and lossless numbers as raw JSON number text
@@ -10,7 +11,12 @@
  */
 
 import type { FastifyInstance } from "fastify";
-import { isDecodeError, isLosslessNumber, parseJson } from "../../common/decode/index.ts";
+import {
+  isDecodeError,
+  isLosslessNumber,
+  JSON_TOO_DEEP,
+  parseJson,
+} from "../../common/decode/index.ts";
 import { workflowError } from "../errors.ts";
 
 export function installJson(app: FastifyInstance, maxBodyBytes: number): void {
@@ -23,7 +29,11 @@ export function installJson(app: FastifyInstance, maxBodyBytes: number): void {
         done(null, parseJson(body as string));
       } catch (error) {
         if (!isDecodeError(error)) throw error;
-        done(workflowError("malformed_json", `request body is ${error.reason}`), undefined);
+        const refusal =
+          error.code === JSON_TOO_DEEP
+            ? workflowError("json_too_deep", `request body ${error.reason}`)
+            : workflowError("malformed_json", `request body is ${error.reason}`);
+        done(refusal, undefined);
       }
     },
   );

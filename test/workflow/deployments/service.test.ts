@@ -10,7 +10,7 @@ import { Writable } from "node:stream";
 import { after, test } from "node:test";
 import { createLogger } from "../../../src/common/log.ts";
 import { deploymentBody } from "../../../src/workflow/deployments/record.ts";
-import { DeploymentService } from "../../../src/workflow/deployments/service.ts";
+import { DeploymentService, EVERY_NAMESPACE } from "../../../src/workflow/deployments/service.ts";
 import { SqliteWorkflowStore } from "../../../src/workflow/persistence/sqlite/store.ts";
 import {
   type ChildHandle,
@@ -66,16 +66,21 @@ test("DELETE with a worker that cannot be stopped: the failure is logged and the
       stableMs: 10_000,
     }),
     nodeId: "n1",
-    dataDir: dir,
+    // Not `dir`: the worker's token file is there, and the data dir holds no credentials.
+    dataDir: join(dir, "data"),
     logger,
   });
   try {
-    const put = await service.put("stuck", deploymentBody.run(w.record(), undefined));
+    const put = await service.put(
+      "stuck",
+      deploymentBody.run(w.record(), undefined),
+      EVERY_NAMESPACE,
+    );
     assert.equal(put.outcome, "created");
     const pid = put.process!.pid!;
     assert.equal(alive(pid), true);
 
-    const removed = await service.delete("stuck");
+    const removed = await service.delete("stuck", EVERY_NAMESPACE);
     assert.equal((removed.deployment as { name: string }).name, "stuck");
     assert.equal(await store.deployments.get("stuck"), undefined);
     const logged = lines
@@ -85,7 +90,7 @@ test("DELETE with a worker that cannot be stopped: the failure is logged and the
     assert.match(logged.msg, /deleting the record anyway/);
     assert.equal(logged.err.code, "stop_failed");
     // The supervisor forgot it: nothing restarts it, and the managed view has no row.
-    assert.deepEqual((await service.managed()).managed, []);
+    assert.deepEqual((await service.managed(EVERY_NAMESPACE)).managed, []);
     process.kill(pid, "SIGKILL");
     await children[0]!.exited;
   } finally {

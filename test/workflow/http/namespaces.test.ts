@@ -44,6 +44,8 @@ describe("namespace endpoints (real skein serve)", () => {
     ["surrounding spaces trimmed", "  beta  ", "beta"],
     ["tabs and newlines trimmed", "\tgamma\n", "gamma"],
     ["inner spaces kept", " my team ", "my team"],
+    ["non-ASCII letters and emoji kept", "équipe-\u{1F680}", "équipe-\u{1F680}"],
+    ["zero-width joiner kept (emoji sequences need it)", "a\u200Db", "a\u200Db"],
   ];
   for (const [label, sent, stored] of names) {
     test(`POST /namespaces: ${label}`, async () => {
@@ -61,6 +63,21 @@ describe("namespace endpoints (real skein serve)", () => {
     ["empty name", { name: "" }, "invalid_namespace_name"],
     ["blank name (empty after trimming)", { name: "   \t " }, "invalid_namespace_name"],
     ["name over 255 bytes", { name: "n".repeat(256) }, "invalid_namespace_name"],
+    // Control characters inside a name (trimming removes only surrounding whitespace).
+    ["NUL inside", { name: "ns\u0000x" }, "invalid_namespace_name"],
+    [
+      "leading NUL (not whitespace, so not trimmed)",
+      { name: "\u0000ns" },
+      "invalid_namespace_name",
+    ],
+    ["newline inside", { name: "a\nb" }, "invalid_namespace_name"],
+    ["tab inside", { name: "a\tb" }, "invalid_namespace_name"],
+    ["escape (C0)", { name: "a\u001b[31mb" }, "invalid_namespace_name"],
+    ["DEL", { name: "a\u007fb" }, "invalid_namespace_name"],
+    ["C1 control (NEL)", { name: "a\u0085b" }, "invalid_namespace_name"],
+    ["C1 control (CSI)", { name: "a\u009bb" }, "invalid_namespace_name"],
+    ["bidi override (RLO)", { name: "abc\u202Excod" }, "invalid_namespace_name"],
+    ["bidi isolate (FSI)", { name: "a\u2068b" }, "invalid_namespace_name"],
     ["missing name", {}, "decode_refused"],
     ["name not a string", { name: 5 }, "decode_refused"],
     ["null name", { name: null }, "decode_refused"],
