@@ -35,7 +35,8 @@ export const STORE_REFUSALS = {
   timeout: "a frame exchange took longer than timeout_ms",
   malformed_frame: "a frame payload is not a valid message",
   connection_closed: "the connection closed before the answer arrived",
-  internal_error: "the store failed to carry out the request (a defect; see the store's log)",
+  internal_error:
+    "the store failed to carry out the request (a write the disk refused, or a defect)",
 } as const;
 
 export type StoreRefusalCode = keyof typeof STORE_REFUSALS;

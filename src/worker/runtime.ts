@@ -62,10 +62,11 @@ export interface RuntimeOptions {
   readonly deployment: string;
   readonly logger?: Logger;
   /**
-   * Each welcome: the port of the server's agent transport on the dialled host (0: none).
-   * Tasks that arrive before the returned promise settles wait for it.
+   * Each welcome: the port of the server's agent transport on the dialled host (0: none)
+   * and the session's id (the agent transport names it). Tasks that arrive before the
+   * returned promise settles wait for it.
    */
-  readonly onWelcome?: (agentPort: number) => Promise<void> | void;
+  readonly onWelcome?: (agentPort: number, sessionId: string) => Promise<void> | void;
 }
 
 /** The server refused this worker; retrying cannot help. */
@@ -288,7 +289,7 @@ export class WorkerRuntime {
           "connected",
         );
         for (const result of this.#unacked.values()) out.push(result.frame);
-        this.#welcome(frame.welcome.agent_port);
+        this.#welcome(frame.welcome.agent_port, frame.welcome.session_id);
         return;
       case "task":
         this.#accept(frame.task);
@@ -323,8 +324,8 @@ export class WorkerRuntime {
   }
 
   /** Tasks wait while what the welcome starts (the agent link) gets ready. */
-  #welcome(agentPort: number): void {
-    const ready = this.#opts.onWelcome?.(agentPort);
+  #welcome(agentPort: number, sessionId: string): void {
+    const ready = this.#opts.onWelcome?.(agentPort, sessionId);
     if (ready === undefined) return;
     this.#gated = true;
     const welcome = ++this.#welcomes;

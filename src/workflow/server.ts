@@ -12,7 +12,7 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
-import { withAgentCancel } from "./agents/dispatch.ts";
+import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
 import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
@@ -207,6 +207,9 @@ export async function startServer(
         agentPort: () => agentPort,
       });
       running.attach(withAgentCancel(endpoint.matcher, hub));
+      hub.authorize(
+        matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
+      );
       try {
         // Every run is back in memory (its attempts offered again) before HTTP serves.
         recoveredRuns = await running.recover();

@@ -7,6 +7,7 @@
 import { type Command, type Io, parseOptions, UsageError } from "../../common/cli.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { StoreClient } from "../client/client.ts";
+import { decodeValue } from "../codec/json-value.ts";
 
 const socketOption = { socket: { type: "string" }, "timeout-ms": { type: "string" } } as const;
 
@@ -26,7 +27,7 @@ export async function callVerb(
   try {
     client = await StoreClient.connect(values.socket, { client: "skein-store-cli", timeoutMs });
     const result = await client.call(verb, args);
-    io.out(JSON.stringify(result, null, 2));
+    io.out(formatJson(result));
     return 0;
   } catch (error) {
     if (error instanceof SkeinError) io.err(`skein-store: ${error.code}: ${error.message}`);
@@ -42,10 +43,21 @@ export async function callVerb(
 
 export function parseJsonArgument(text: string, what: string): unknown {
   try {
-    return JSON.parse(text);
+    // Integers beyond 2^53 stay exact (bigints), as values read from the store do.
+    return decodeValue(text);
   } catch {
     throw new UsageError(`${what} is not valid JSON`);
   }
+}
+
+/** JSON of an answer; integers beyond 2^53 (bigints) print as their exact digits. */
+function formatJson(value: unknown): string {
+  const json = JSON as typeof JSON & { rawJSON(text: string): unknown };
+  return JSON.stringify(
+    value,
+    (_key, item: unknown) => (typeof item === "bigint" ? json.rawJSON(item.toString()) : item),
+    2,
+  );
 }
 
 export const callCommand: Command = {

@@ -6,6 +6,7 @@
  * append_prune_keep_ceiling is refused with `append_prune_keep_limit`.
  */
 
+import { encodeValue } from "../codec/json-value.ts";
 import { storeError } from "../errors.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { scan } from "../tree/cursor.ts";
@@ -58,7 +59,7 @@ export function appendPrune(
   const lastSeq =
     existing.length === 0 ? 0 : Number(existing[existing.length - 1]!.slice(prefix.length));
   const appended = records.map(
-    (value, i) => [logKey(key, lastSeq + 1 + i), JSON.stringify(value)] as const,
+    (value, i) => [logKey(key, lastSeq + 1 + i), encodeValue(value)] as const,
   );
   const total = existing.length + appended.length;
   const removed = Math.min(Math.max(0, total - keep), settings.appendPruneRemovalCap);

@@ -11,7 +11,7 @@
 
 import { nodeCodec } from "../codec/node-codec.ts";
 import { type BranchRecord, type MetaRecord, VERSION_KEY } from "../codec/records.ts";
-import type { StoreDatabase } from "../lmdb/database.ts";
+import type { BranchKey, StoreDatabase } from "../lmdb/database.ts";
 import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
 import { NodeCache } from "../tree/node-cache.ts";
 import { NodeReader } from "../tree/node-store.ts";
@@ -36,6 +36,8 @@ export class StoreContext {
   nextVersion: number;
   /** Branch advances since the retention driver last ran. */
   advancesSinceRelease = 0;
+  /** The branch the release driver last released from; the next release starts after it. */
+  releaseCursor: BranchKey | undefined;
   /** Commits built but not yet durable (pipeline.ts). */
   readonly pipeline: CommitPipeline;
   /** Node sweeps in progress (gc.ts): every node a commit writes is protected from them. */

@@ -4,6 +4,7 @@
  * key order and pages by key.
  */
 
+import { decodeValue, encodeValue } from "../codec/json-value.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { getItem, scan } from "../tree/cursor.ts";
 import { byShard, type Committed, commit, type Durability, type Receipt } from "./commit.ts";
@@ -31,7 +32,7 @@ export function getDocument(
   const shard = ctx.shardOf(key);
   const text = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
   if (text === undefined) return { found: false, version: version.version };
-  return { found: true, value: JSON.parse(text), version: version.version };
+  return { found: true, value: decodeValue(text), version: version.version };
 }
 
 export function putDocuments(
@@ -41,7 +42,7 @@ export function putDocuments(
   author: string,
   durability: Durability,
 ): Committed<Receipt> {
-  const edits: Edit[] = records.map((r) => [r.key, JSON.stringify(r.value)]);
+  const edits: Edit[] = records.map((r) => [r.key, encodeValue(r.value)]);
   return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
 }
 
@@ -81,7 +82,7 @@ export function listDocuments(
     if (!head.key.startsWith(prefix)) {
       if (head.key > prefix) break;
     } else {
-      rows.push({ key: head.key, value: JSON.parse(head.item) });
+      rows.push({ key: head.key, value: decodeValue(head.item) });
     }
     const step = head.it.next();
     if (step.done) heads.splice(min, 1);

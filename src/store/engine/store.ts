@@ -94,7 +94,14 @@ export class Store {
   }
 
   #advanced<T>(committed: Committed<T>): Committed<T> {
-    maybeRelease(this.ctx, this.stepSweeps ? this.#sweepLater : sweepNodes);
+    try {
+      maybeRelease(this.ctx, this.stepSweeps ? this.#sweepLater : sweepNodes);
+    } catch {
+      // The commit stands (it is written, or on its way): a release that could not be
+      // written (a full disk) must not turn it into a refusal, nor leave its `durable`
+      // unobserved. The driver runs again after the next release_batch advances, and
+      // history.release reports such a failure to its caller.
+    }
     return committed;
   }
 

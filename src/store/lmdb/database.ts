@@ -12,6 +12,7 @@
  */
 
 import { type Database, open, type RootDatabase } from "lmdb";
+import { SkeinError } from "../../common/errors.ts";
 import {
   type BranchRecord,
   type CollectionRecord,
@@ -19,6 +20,7 @@ import {
   VERSION_KEY,
   type VersionRecord,
 } from "../codec/records.ts";
+import { storeError } from "../errors.ts";
 import type { NodeStore } from "../tree/node-store.ts";
 
 export type BranchKey = [collection: string, branch: string];
@@ -96,9 +98,16 @@ export class StoreDatabase implements NodeStore, CommitWriter {
     return this.nodes.getBinary(hash);
   }
 
-  /** Runs `action` in one synchronous, durable write transaction. */
+  /**
+   * Runs `action` in one synchronous, durable write transaction. A transaction LMDB could
+   * not write (ENOSPC, EIO) is aborted whole and refused with `internal_error`.
+   */
   commit<T>(action: () => T): T {
-    return this.root.transactionSync(action);
+    try {
+      return this.root.transactionSync(action);
+    } catch (error) {
+      throw error instanceof SkeinError ? error : notWritten(error);
+    }
   }
 
   putNode(hash: string, bytes: Uint8Array): void {
@@ -107,7 +116,7 @@ export class StoreDatabase implements NodeStore, CommitWriter {
 
   /** Writes the commits, in order, in one synchronous durable transaction. */
   writeCommits(commits: readonly CommitWrites[]): void {
-    this.root.transactionSync(() => {
+    this.commit(() => {
       for (const commit of commits) {
         for (const [hash, bytes] of commit.nodes) this.putNode(hash, bytes);
         this.branches.putSync(commit.branch[0], commit.branch[1]);
@@ -136,7 +145,7 @@ export class StoreDatabase implements NodeStore, CommitWriter {
     mark: number,
   ): Promise<boolean> {
     // lmdb-js reads a null version as "only if the entry does not exist".
-    return this.pipeline.ifVersion(PIPELINE_KEY, after as number, () => {
+    const written = this.pipeline.ifVersion(PIPELINE_KEY, after as number, () => {
       for (const commit of commits) {
         for (const [hash, bytes] of commit.nodes) void this.nodes.put(hash, asBuffer(bytes));
         void this.branches.put(commit.branch[0], commit.branch[1]);
@@ -145,6 +154,7 @@ export class StoreDatabase implements NodeStore, CommitWriter {
       }
       void this.pipeline.put(PIPELINE_KEY, mark, mark);
     });
+    return written.catch(writeFailure);
   }
 
   /** Bytes of pages used by the node table (what a release should make fall). */
@@ -163,6 +173,37 @@ export class StoreDatabase implements NodeStore, CommitWriter {
   close(): Promise<void> {
     return this.root.close();
   }
+}
+
+/**
+ * How lmdb-js reports a failed write transaction (a full disk: ENOSPC; a failing one: EIO):
+ * every promise of the transaction rejects with a generic "Commit failed" error whose
+ * `commitError` is a second promise, rejected a moment later (in the same callback of the
+ * write thread) with LMDB's own error. Nothing else holds that second promise, so left
+ * alone it is an unhandled rejection, which ends the process. Handled here, and its reason
+ * (errno text and page position, no record contents) becomes the failure's message. The
+ * environment stays usable: LMDB aborts the transaction and the next one starts from the
+ * last committed state.
+ */
+async function writeFailure(error: unknown): Promise<never> {
+  const detail = (error as { commitError?: unknown } | null)?.commitError;
+  if (!(detail instanceof Promise)) throw error;
+  // Already rejected when this runs; the fallback only guards against a change in lmdb-js.
+  const cause = await Promise.race([
+    detail.then(
+      () => error,
+      (reason: unknown) => reason,
+    ),
+    new Promise((resolve) => setImmediate(resolve, error)),
+  ]);
+  throw cause instanceof Error ? cause : error;
+}
+
+function notWritten(error: unknown): SkeinError {
+  return storeError(
+    "internal_error",
+    `the write transaction failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {

@@ -17,6 +17,7 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
+import { INT64_MIN, UINT64_END } from "../codec/json-value.ts";
 
 export const name = refine(
   string({
@@ -37,7 +38,10 @@ export const version = integer("u64", { max: Number.MAX_SAFE_INTEGER });
 const limit = u32({ min: 1 });
 const author = string({ minBytes: 1, maxBytes: 128 });
 
-/** Any JSON value: null, booleans, finite numbers, strings, arrays and plain objects. */
+/**
+ * Any JSON value: null, booleans, finite numbers, integers of every MessagePack width
+ * (bigints beyond 2^53), strings, arrays and plain objects.
+ */
 export const jsonValue: Decoder<unknown> = {
   expected: "JSON value",
   run(value, path) {
@@ -52,6 +56,12 @@ function check(value: unknown, path: Parameters<Decoder<unknown>["run"]>[1], dep
   if (typeof value === "number") {
     if (!Number.isFinite(value))
       refuse("type", path, "expected a JSON value, found a non-finite number");
+    return;
+  }
+  // An integer beyond 2^53 (MessagePack uint 64 / int 64); the socket never decodes more.
+  if (typeof value === "bigint") {
+    if (value < INT64_MIN || value >= UINT64_END)
+      refuse("overflow", path, "is an integer outside the 64-bit range");
     return;
   }
   if (Array.isArray(value)) {

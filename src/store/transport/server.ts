@@ -284,6 +284,8 @@ function serveConnection(
   };
 
   socket.on("data", (chunk: Buffer) => {
+    // Frames are parsed one at a time as this loop asks for them, so frames that came in
+    // the same chunk as hello are held to the limit hello just negotiated.
     for (const event of reader.push(chunk)) {
       if (event.kind === "too_large") {
         fail(

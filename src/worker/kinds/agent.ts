@@ -26,13 +26,9 @@ import {
   u64,
   withDefault,
 } from "../../common/decode/index.ts";
-import {
-  CAPABILITIES,
-  type Control,
-  type Outcome,
-  type TranscriptEntry,
-} from "../../workflow/agents/control.ts";
-import type { AgentLink } from "../agent-link.ts";
+import { CAPABILITIES, type Outcome } from "../../workflow/agents/control.ts";
+import type { Control, TranscriptEntry } from "../../workflow/agents/messages.ts";
+import type { AgentLink, Prepared } from "../agent-link.ts";
 import { type ActivityContext, ActivityError, abortError, type Handler } from "../handler.ts";
 
 export const agentSpec = object({
@@ -106,7 +102,7 @@ export function agentHandler(
       namespace: ctx.namespace,
       workflowId: ctx.workflowId,
       capabilities: spec.capabilities,
-      onControl: (control) => applyControl(control, state, cancel, record),
+      prepare: (control) => prepareControl(control, state, cancel, record),
     });
     try {
       return await loop(spec, tools, inputJson, ctx, state, cancel.signal, record);
@@ -117,47 +113,61 @@ export function agentHandler(
   };
 }
 
-function applyControl(
+/**
+ * Whether a control can be applied to the attempt now, and how: the outcome when it cannot,
+ * else what applies it once the server commits it (see agent-link.ts). A pending approval is
+ * reserved meanwhile, so two answers to one call cannot both be ready.
+ */
+function prepareControl(
   control: Control,
   state: LoopState,
   cancel: AbortController,
   record: (e: TranscriptEntry) => void,
-): Outcome {
-  const kind = control.kind;
+): Exclude<Outcome, "Applied"> | Prepared {
   if (cancel.signal.aborted) return "StaleTarget";
+  const kind = control.kind;
+  const held = (effect: () => void, release = () => {}): Prepared => ({
+    release,
+    apply: () => {
+      if (cancel.signal.aborted) return;
+      record({ type: "control", control });
+      effect();
+      state.poke();
+    },
+  });
+  if (kind.kind !== "RespondToApproval") return held(() => applyControl(kind, state, cancel));
+  const pending = state.approvals.get(kind.call_id);
+  // No tool call waits under that id: the target is not (or no longer) there.
+  if (pending === undefined) return "StaleTarget";
+  state.approvals.delete(kind.call_id);
+  return held(
+    () => pending({ approve: kind.decision.decision === "Approve", note: kind.note }),
+    () => {
+      if (!cancel.signal.aborted) state.approvals.set(kind.call_id, pending);
+    },
+  );
+}
+
+type StateKind = Exclude<Control["kind"], { kind: "RespondToApproval" }>;
+
+function applyControl(kind: StateKind, state: LoopState, cancel: AbortController): void {
   switch (kind.kind) {
     case "Cancel":
-      record({ type: "control", control });
-      cancel.abort(
-        new ActivityError("cancelled", `cancelled: ${kind.reason}`, { nonRetryable: true }),
-      );
-      break;
+      // The code says `cancelled`; the run reads `cancelled: <reason>` from code and message.
+      cancel.abort(new ActivityError("cancelled", kind.reason, { nonRetryable: true }));
+      return;
     case "InjectMessage":
-      record({ type: "control", control });
       state.queued.push(kind.text);
       if (kind.priority.priority === "Interrupt") state.inflight?.abort(new Interrupted());
-      break;
+      return;
     case "PauseResume":
-      record({ type: "control", control });
       state.paused = kind.paused;
-      break;
+      return;
     case "UpdateBudget":
-      record({ type: "control", control });
       if (kind.max_tokens !== null) state.maxTokens = kind.max_tokens;
       if (kind.max_turns !== null) state.maxTurns = kind.max_turns;
-      break;
-    case "RespondToApproval": {
-      const pending = state.approvals.get(kind.call_id);
-      // No tool call waits under that id: the target is not (or no longer) there.
-      if (pending === undefined) return "StaleTarget";
-      record({ type: "control", control });
-      state.approvals.delete(kind.call_id);
-      pending({ approve: kind.decision.decision === "Approve", note: kind.note });
-      break;
-    }
+      return;
   }
-  state.poke();
-  return "Applied";
 }
 
 /** Resolves when poked (a control arrived) or the attempt is cancelled. */
@@ -199,13 +209,13 @@ async function loop(
       record({ type: "user_turn", text, source: "intervention" });
     }
     if (turns >= state.maxTurns) {
-      record({ type: "end", reason: "max_turns", turns });
+      record({ type: "end", reason: "max_turns", turns, tokens: undefined });
       throw new ActivityError("budget_exhausted", `max_turns ${state.maxTurns} reached`, {
         nonRetryable: true,
       });
     }
     if (state.maxTokens !== null && tokens >= state.maxTokens) {
-      record({ type: "end", reason: "max_tokens", tokens: Number(tokens) });
+      record({ type: "end", reason: "max_tokens", turns: undefined, tokens: Number(tokens) });
       throw new ActivityError("budget_exhausted", `max_tokens ${state.maxTokens} reached`, {
         nonRetryable: true,
       });
@@ -274,7 +284,7 @@ async function runTool(
     return content;
   }
   if (tool.approval) {
-    record({ type: "approval", call_id: call.id, state: "pending" });
+    record({ type: "approval", call_id: call.id, state: "pending", note: undefined });
     const decision = await new Promise<{ approve: boolean; note: string | null }>((done, fail) => {
       state.approvals.set(call.id, done);
       signal.addEventListener("abort", () => fail(abortError(signal)), { once: true });

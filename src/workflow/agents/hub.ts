@@ -2,34 +2,90 @@
  * The server side of the agent transport. Agent workers hold one WebSocket each (path
  * `/agents/connect` on the HTTP listener, bearer with the `worker` grant) over which they
  * announce each live attempt with its advertised capabilities, append transcript entries, and
- * answer controls. The hub knows which connection owns which live attempt; an intervention
- * becomes a control sent to that owner, and its outcome is the owner's answer:
- * `StaleTarget` when no connection owns the attempt (finished, gRPC-only worker, killed
- * worker, transport off), the connection drops, or no answer comes in time. Transcript
- * entries are stored durably (the store's `agent_transcripts`, migration 5) in arrival order.
+ * answer controls (the protocol is in messages.ts). The hub knows which connection owns which
+ * live attempt; an intervention becomes a control sent to that owner, and its outcome is the
+ * owner's answer: `StaleTarget` when no connection owns the attempt (finished, gRPC-only
+ * worker, killed worker, transport off), the connection drops, or no answer comes in time.
+ * Transcript entries are stored durably (the store's `agent_transcripts`, migration 5) in
+ * arrival order.
+ *
+ * Nothing a socket sends is trusted: each message is decoded first (a bad one closes that
+ * socket only); an attempt is owned only when the gRPC matcher says the session the worker
+ * names holds it, in a namespace the socket's bearer is granted, for the run's own workflow;
+ * transcript entries are taken only for attempts the socket owns; a control's answer only
+ * from the socket it was sent to. Every socket is bounded (owned attempts), pinged, and
+ * closed when its bearer expires; the number of sockets is capped.
  */
 
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { type WebSocket, WebSocketServer } from "ws";
+import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../../common/log.ts";
 import { bearerToken } from "../auth/bearer.ts";
-import { canAccessNamespace, type TokenVerifier } from "../auth/tokens.ts";
+import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
+import { MAX_CONCURRENCY } from "../rpc/frames.ts";
+import { type AttemptIdentity, type Capability, identityKey, type Outcome } from "./control.ts";
 import {
-  type AttemptIdentity,
-  type Capability,
+  CLOSE_POLICY,
   type Control,
-  controlJson,
-  identityKey,
-  type Outcome,
-  type TranscriptEntry,
+  closeReason,
+  encodeJson,
+  encodeMessage,
+  MAX_MESSAGE_BYTES,
+  type Refusal,
+  readMessage,
+  type ServerMessage,
   type WorkerMessage,
-} from "./control.ts";
+  workerMessage,
+} from "./messages.ts";
 
 export const AGENT_PATH = "/agents/connect";
-/** How long an intervention waits for the owner's answer before it is StaleTarget. */
+/** How long an intervention waits for the owner's `ready` before it is StaleTarget. */
 export const CONTROL_ANSWER_MS = 5_000;
+
+/**
+ * Agent sockets open at once, upgrades still being verified included. Each agent worker
+ * process holds one; past the cap an upgrade is refused with 503 rather than holding file
+ * descriptors for whoever opens the most.
+ */
+export const MAX_AGENT_SOCKETS = 1_024;
+
+/**
+ * Live attempts one socket may own. A worker process holds at most the concurrency its
+ * hello may declare, so a socket owning more is not a worker: it is closed.
+ */
+export const MAX_LIVE_PER_SOCKET = MAX_CONCURRENCY;
+
+/**
+ * Every socket is pinged this often; one that has not answered the previous ping (a silent
+ * peer, a half-open connection) is closed, so at most two intervals pass unanswered.
+ */
+export const PING_INTERVAL_MS = 15_000;
+
+/** setTimeout's longest delay; a bearer expiring later is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface AgentLimits {
+  readonly maxSockets: number;
+  readonly maxLivePerSocket: number;
+  readonly pingIntervalMs: number;
+}
+
+const LIMITS: AgentLimits = {
+  maxSockets: MAX_AGENT_SOCKETS,
+  maxLivePerSocket: MAX_LIVE_PER_SOCKET,
+  pingIntervalMs: PING_INTERVAL_MS,
+};
+
+/** Who holds attempts, as the server itself knows it (the matcher and the engine). */
+export interface AttemptAuthority {
+  /** The namespace of live gRPC session `sessionId` if it holds the attempt now. */
+  heldBy(ref: AttemptIdentity, sessionId: string): string | undefined;
+  /** The workflow id of a run the engine runs. */
+  workflowOf(runId: string): string | undefined;
+}
 
 export interface LiveAgentAttempt {
   readonly ref: AttemptIdentity;
@@ -38,33 +94,58 @@ export interface LiveAgentAttempt {
   readonly capabilities: readonly Capability[];
 }
 
+/** One connected socket and everything it registered, freed together on close. */
+interface Link {
+  readonly ws: WebSocket;
+  readonly principal: Principal;
+  /** Keys of the live attempts it owns. */
+  readonly owned: Set<string>;
+  /** Controls sent to it and not yet answered, by id. */
+  readonly pending: Map<string, (outcome: Outcome) => void>;
+  /** Answered since the last ping. */
+  alive: boolean;
+  /** A refusal is on its way: nothing more it sends is read. */
+  closing: boolean;
+  expiry: NodeJS.Timeout | undefined;
+}
+
 interface Owned extends LiveAgentAttempt {
-  readonly socket: WebSocket;
+  readonly link: Link;
 }
 
 export class AgentHub {
   readonly enabled: boolean;
   readonly #verify: TokenVerifier;
   readonly #log: Logger;
+  readonly #limits: AgentLimits;
   readonly #live = new Map<string, Owned>();
+  readonly #links = new Set<Link>();
   readonly #transcripts: TranscriptStore;
   /** Appends in arrival order: each waits for the one before (a pool may reorder otherwise). */
   #writes: Promise<void> = Promise.resolve();
-  readonly #pending = new Map<number, (outcome: Outcome) => void>();
   readonly #wss: WebSocketServer;
-  #nextId = 1;
+  #upgrading = 0;
+  #authority: AttemptAuthority | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: {
     enabled: boolean;
     verify: TokenVerifier;
     logger: Logger;
     transcripts: TranscriptStore;
+    limits?: Partial<AgentLimits>;
   }) {
     this.enabled = options.enabled;
     this.#transcripts = options.transcripts;
     this.#verify = options.verify;
     this.#log = options.logger;
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
+    this.#limits = { ...LIMITS, ...options.limits };
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  }
+
+  /** Who holds attempts; until it is known every announcement is ignored. */
+  authorize(authority: AttemptAuthority): void {
+    this.#authority = authority;
   }
 
   /** Takes WebSocket upgrades on `AGENT_PATH`; others are refused. Nothing when disabled. */
@@ -81,73 +162,196 @@ export class AgentHub {
       refuse(401, "Unauthorized");
       return;
     }
+    if (this.#links.size + this.#upgrading >= this.#limits.maxSockets) {
+      this.#log.warn({ max: this.#limits.maxSockets }, "agent transport full; upgrade refused");
+      refuse(503, "Service Unavailable");
+      return;
+    }
+    this.#upgrading++;
     this.#verify(token).then(
       (principal) => {
+        this.#upgrading--;
         if (!principal.worker) {
           refuse(403, "Forbidden");
           return;
         }
-        this.#wss.handleUpgrade(request, socket, head, (ws) =>
-          this.#serve(ws, (namespace) => canAccessNamespace(principal, namespace)),
-        );
+        this.#wss.handleUpgrade(request, socket, head, (ws) => this.#serve(ws, principal));
       },
-      () => refuse(401, "Unauthorized"),
+      () => {
+        this.#upgrading--;
+        refuse(401, "Unauthorized");
+      },
     );
   }
 
-  #serve(ws: WebSocket, mayServe: (namespace: string) => boolean): void {
-    // Every attempt this connection has announced: only it may write their transcripts.
-    const mine = new Set<string>();
-    ws.on("message", (data) => {
-      let message: WorkerMessage;
-      try {
-        message = JSON.parse(String(data)) as WorkerMessage;
-      } catch {
-        ws.close(1003, "not JSON");
+  #serve(ws: WebSocket, principal: Principal): void {
+    const link: Link = {
+      ws,
+      principal,
+      owned: new Set(),
+      pending: new Map(),
+      alive: true,
+      closing: false,
+      expiry: undefined,
+    };
+    this.#links.add(link);
+    this.#startHeartbeat();
+    this.#watchExpiry(link);
+    ws.on("pong", () => {
+      link.alive = true;
+    });
+    ws.on("message", (data, isBinary) => this.#receive(link, data, isBinary));
+    ws.on("close", () => this.#drop(link));
+    ws.on("error", (error) => this.#log.warn({ err: error }, "agent transport error"));
+  }
+
+  #receive(link: Link, data: RawData, isBinary: boolean): void {
+    if (link.closing) return;
+    link.alive = true;
+    const read = readMessage(workerMessage, data, isBinary);
+    if (!read.ok) {
+      this.#close(link, read.refusal);
+      return;
+    }
+    const message = read.value;
+    switch (message.type) {
+      case "live":
+        this.#announce(link, message);
+        return;
+      case "ended": {
+        const key = identityKey(message.ref);
+        if (link.owned.delete(key) && this.#live.get(key)?.link === link) this.#live.delete(key);
         return;
       }
-      switch (message.type) {
-        case "live": {
-          if (!mayServe(message.namespace)) break;
-          const key = identityKey(message.ref);
-          mine.add(key);
-          this.#live.set(key, {
-            ref: message.ref,
-            namespace: message.namespace,
-            workflowId: message.workflow_id,
-            capabilities: message.capabilities,
-            socket: ws,
-          });
-          break;
+      case "transcript":
+        if (link.owned.has(identityKey(message.ref))) this.#append(message.ref, message.entry);
+        return;
+      case "ready":
+        this.#ready(link, message.id);
+        return;
+      case "outcome":
+        link.pending.get(message.id)?.(message.outcome);
+        return;
+    }
+  }
+
+  /** Takes ownership of an attempt the worker behind this socket holds, or ignores it. */
+  #announce(link: Link, live: Extract<WorkerMessage, { type: "live" }>): void {
+    if (!canAccessNamespace(link.principal, live.namespace)) {
+      this.#close(link, {
+        code: CLOSE_POLICY,
+        reason: closeReason(`namespace_not_granted: ${JSON.stringify(live.namespace)}`),
+      });
+      return;
+    }
+    const key = identityKey(live.ref);
+    if (!this.#holds(live)) {
+      // Not (or no longer) held by that session: a race with the attempt's end or a gRPC
+      // reconnect (the worker announces again after its next welcome), or a guess.
+      this.#log.debug({ attempt: key }, "agent transport: live attempt not held; ignored");
+      return;
+    }
+    if (!link.owned.has(key) && link.owned.size >= this.#limits.maxLivePerSocket) {
+      this.#close(link, {
+        code: CLOSE_POLICY,
+        reason: `too_many_live_attempts: at most ${this.#limits.maxLivePerSocket} per socket`,
+      });
+      return;
+    }
+    // The same worker on a new socket (it reconnected) takes its attempt over.
+    const prior = this.#live.get(key);
+    if (prior !== undefined && prior.link !== link) prior.link.owned.delete(key);
+    link.owned.add(key);
+    this.#live.set(key, {
+      ref: live.ref,
+      namespace: live.namespace,
+      workflowId: live.workflow_id,
+      capabilities: live.capabilities,
+      link,
+    });
+  }
+
+  /** The named session holds the attempt, in the named namespace, for the named workflow. */
+  #holds(live: Extract<WorkerMessage, { type: "live" }>): boolean {
+    const authority = this.#authority;
+    return (
+      authority !== undefined &&
+      authority.heldBy(live.ref, live.session_id) === live.namespace &&
+      authority.workflowOf(live.ref.run_id) === live.workflow_id
+    );
+  }
+
+  /** The worker holds the control ready: commit it if its caller still waits, else withdraw. */
+  #ready(link: Link, id: string): void {
+    const settle = link.pending.get(id);
+    if (settle === undefined || link.ws.readyState !== link.ws.OPEN) {
+      this.#send(link, { type: "withdraw", id });
+      settle?.("StaleTarget");
+      return;
+    }
+    this.#send(link, { type: "commit", id });
+    settle("Applied");
+  }
+
+  #send(link: Link, message: ServerMessage): void {
+    if (link.ws.readyState === link.ws.OPEN) link.ws.send(encodeMessage(message));
+  }
+
+  #close(link: Link, refusal: Refusal): void {
+    if (link.closing) return;
+    link.closing = true;
+    this.#log.info(
+      { subject: link.principal.subject, code: refusal.code, reason: refusal.reason },
+      "agent transport: socket refused",
+    );
+    link.ws.close(refusal.code, refusal.reason);
+  }
+
+  /** Everything the socket registered goes with it; its unanswered controls are stale. */
+  #drop(link: Link): void {
+    if (!this.#links.delete(link)) return;
+    clearTimeout(link.expiry);
+    for (const key of link.owned) if (this.#live.get(key)?.link === link) this.#live.delete(key);
+    link.owned.clear();
+    for (const settle of [...link.pending.values()]) settle("StaleTarget");
+    if (this.#links.size === 0) {
+      clearInterval(this.#heartbeat);
+      this.#heartbeat = undefined;
+    }
+  }
+
+  /** Closes the socket when its bearer expires (verification refuses it from then on). */
+  #watchExpiry(link: Link): void {
+    const left = link.principal.expiresAt * 1000 - Date.now();
+    if (left <= 0) {
+      this.#close(link, { code: CLOSE_POLICY, reason: "token_expired" });
+      return;
+    }
+    link.expiry = setTimeout(() => this.#watchExpiry(link), Math.min(left, MAX_TIMER_MS));
+    link.expiry.unref();
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat !== undefined) return;
+    this.#heartbeat = setInterval(() => {
+      for (const link of this.#links) {
+        if (!link.alive) {
+          this.#log.info({ subject: link.principal.subject }, "agent transport: no pong; closed");
+          link.ws.terminate();
+          continue;
         }
-        case "ended": {
-          const key = identityKey(message.ref);
-          if (this.#live.get(key)?.socket === ws) this.#live.delete(key);
-          break;
-        }
-        case "transcript":
-          // Only the owner of a live (or once-live) attempt may write its transcript.
-          if (mine.has(identityKey(message.ref))) this.#append(message.ref, message.entry);
-          break;
-        case "outcome": {
-          const answer = this.#pending.get(message.id);
-          this.#pending.delete(message.id);
-          answer?.(message.outcome);
-          break;
-        }
+        link.alive = false;
+        link.ws.ping();
       }
-    });
-    ws.on("close", () => {
-      for (const key of mine) if (this.#live.get(key)?.socket === ws) this.#live.delete(key);
-    });
-    ws.on("error", (error) => this.#log.warn({ err: error }, "agent transport error"));
+    }, this.#limits.pingIntervalMs);
+    this.#heartbeat.unref();
   }
 
   #append(ref: AttemptIdentity, entry: unknown): void {
     const at = Date.now();
     const row = { runId: ref.run_id, activityId: ref.activity_id, attempt: ref.attempt };
     this.#writes = this.#writes
-      .then(() => this.#transcripts.append(row, JSON.stringify(entry), at))
+      .then(() => this.#transcripts.append(row, encodeJson(entry), at))
       .catch((error: unknown) =>
         this.#log.error({ err: error }, "cannot store an agent transcript entry"),
       );
@@ -181,7 +385,18 @@ export class AgentHub {
     return this.#writes;
   }
 
-  /** Sends a control to the attempt's owner and waits for its outcome. */
+  /** Sizes of what the hub holds, for tests and status. */
+  stats(): { sockets: number; live: number; pending: number } {
+    let pending = 0;
+    for (const link of this.#links) pending += link.pending.size;
+    return { sockets: this.#links.size, live: this.#live.size, pending };
+  }
+
+  /**
+   * Sends a control to the attempt's owner and waits for its outcome. `Applied` is answered
+   * exactly when `commit` is sent; after `StaleTarget` only `withdraw` can follow, so a caller
+   * told StaleTarget can rely on the control never being applied.
+   */
   async intervene(
     namespace: string,
     workflowId: string,
@@ -193,47 +408,53 @@ export class AgentHub {
       owned === undefined ||
       owned.namespace !== namespace ||
       owned.workflowId !== workflowId ||
-      owned.socket.readyState !== owned.socket.OPEN
+      owned.link.closing ||
+      owned.link.ws.readyState !== owned.link.ws.OPEN
     ) {
       return "StaleTarget";
     }
     if (!owned.capabilities.includes(control.kind.kind)) return "CapabilityNotSupported";
-    const id = this.#nextId++;
+    return this.#ask(owned.link, owned.ref, control);
+  }
+
+  #ask(link: Link, ref: AttemptIdentity, control: Control): Promise<Outcome> {
+    // Random, and answerable only on this socket: no other socket can settle it.
+    const id = randomUUID();
     return new Promise<Outcome>((done) => {
-      const timer = setTimeout(() => settle("StaleTarget"), CONTROL_ANSWER_MS);
-      const onClose = () => settle("StaleTarget");
+      const timer = setTimeout(() => {
+        settle("StaleTarget");
+        this.#send(link, { type: "withdraw", id });
+      }, CONTROL_ANSWER_MS);
       const settle = (outcome: Outcome) => {
         clearTimeout(timer);
-        owned.socket.off("close", onClose);
-        this.#pending.delete(id);
+        link.pending.delete(id);
         done(outcome);
       };
-      this.#pending.set(id, settle);
-      owned.socket.on("close", onClose);
-      owned.socket.send(controlJson({ type: "control", id, ref, control }));
+      link.pending.set(id, settle);
+      this.#send(link, { type: "control", id, ref, control });
     });
   }
 
   /**
    * The engine gave the attempt up (see dispatch.ts): a Cancel control, stamped by the
-   * server itself (subject `skein`), to its owner if it is a live agent attempt.
+   * server itself (subject `skein`), to its owner if it is a live agent attempt. Nobody
+   * waits for it, so it is applied on arrival.
    */
   cancelAttempt(ref: AttemptIdentity, reason: string): void {
     const owned = this.#live.get(identityKey(ref));
-    if (owned === undefined || owned.socket.readyState !== owned.socket.OPEN) return;
+    if (owned === undefined) return;
     const control: Control = {
       kind: { kind: "Cancel", reason },
       subject: "skein",
       at: new Date().toISOString(),
     };
-    // Id 0: nobody waits for the answer.
-    owned.socket.send(controlJson({ type: "control", id: 0, ref: owned.ref, control }));
+    this.#send(owned.link, { type: "apply", ref: owned.ref, control });
   }
 
   close(): void {
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
     for (const ws of this.#wss.clients) ws.terminate();
     this.#wss.close();
   }
 }
-
-export type { TranscriptEntry };

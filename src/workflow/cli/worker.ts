@@ -238,10 +238,13 @@ export const workerCommand: Command = {
 };
 
 /** Follows the agent transport the server announces: same host as the gRPC endpoint. */
-function transportAt(link: AgentLink, target: string): (agentPort: number) => Promise<void> {
+function transportAt(
+  link: AgentLink,
+  target: string,
+): (agentPort: number, sessionId: string) => Promise<void> {
   const host = target.slice(0, target.lastIndexOf(":"));
-  return async (agentPort) => {
-    if (agentPort > 0) await link.connect(host, agentPort);
+  return async (agentPort, sessionId) => {
+    if (agentPort > 0) await link.connect(host, agentPort, sessionId);
     else link.disconnect();
   };
 }

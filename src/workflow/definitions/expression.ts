@@ -5,12 +5,31 @@
  * is decoded, so a syntax error is a refusal at registration that names the field and the
  * position; evaluation errors at run time are typed SkeinErrors with code
  * `expression_failed`.
+ *
+ * Every evaluation is bounded (expression-limits.ts): a JSON constant needs no evaluation, an
+ * expression whose work is bounded by its size and the scope's (expression-inline.ts: paths,
+ * constructors, arithmetic, linear natives) runs here under JSONata's guardrails, and
+ * everything else runs on the evaluator thread (expression-evaluator.ts),
+ * whose deadline and heap limit hold whatever the expression does. Registration refuses
+ * what is refusable statically: source size, syntax-tree nesting, and regexes that cannot
+ * run in linear time.
  */
 
 import jsonata from "jsonata";
 import type { Decoder } from "../../common/decode/index.ts";
 import { refuse, string } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { evaluator } from "./expression-evaluator.ts";
+import { runsInline } from "./expression-inline.ts";
+import {
+  EXPRESSION_NESTING_LIMIT,
+  EXPRESSION_RESULT_LIMIT,
+  EXPRESSION_SOURCE_LIMIT,
+  GUARDRAILS,
+  guardrailMessage,
+  linearRegExp,
+  RESULT_TOO_LARGE,
+} from "./expression-limits.ts";
 
 /** The values an expression sees. */
 export interface Scope {
@@ -26,14 +45,33 @@ export interface Expression {
 
 export const EXPRESSION_CODE = "invalid_definition";
 
-/** Compiles `source`; throws the JSONata error. */
+/** Compiles `source`; throws the JSONata error, or a plain Error for a statically refused
+ * construct. */
 export function compileExpression(source: string): Expression {
-  const compiled = jsonata(source);
   const constant = jsonConstant(source);
   if (constant !== undefined) {
     // A JSON text means the same in JSONata; skip the evaluator for it (a common `input: "{}"`).
     return { source, evaluate: async () => JSON.parse(constant) };
   }
+  const compiled = jsonata(source, GUARDRAILS);
+  const ast = compiled.ast();
+  checkStatically(ast);
+  if (runsInline(ast)) return inline(source, compiled);
+  return {
+    source,
+    async evaluate(scope) {
+      const json = await evaluator
+        .evaluate(source, { input: scope.input, steps: scope.steps, item: scope.item })
+        .catch((error: SkeinError) => {
+          throw failed(source, error.message);
+        });
+      return JSON.parse(json);
+    },
+  };
+}
+
+/** An expression whose work is bounded by its size and the scope's (expression-inline.ts). */
+function inline(source: string, compiled: jsonata.Expression): Expression {
   return {
     source,
     async evaluate(scope) {
@@ -44,16 +82,67 @@ export function compileExpression(source: string): Expression {
           item: scope.item,
         });
         // JSONata yields `undefined` for "no match"; JSON has no undefined, so it is null.
-        return value === undefined ? null : normalise(value);
+        const json = JSON.stringify(value) ?? "null";
+        if (json.length > EXPRESSION_RESULT_LIMIT) throw { message: RESULT_TOO_LARGE };
+        return JSON.parse(json);
       } catch (error) {
-        const e = error as { message?: string; position?: number };
-        throw new SkeinError(
-          "expression_failed",
-          `expression ${JSON.stringify(source)} failed: ${e.message ?? String(error)}${e.position === undefined ? "" : ` (at position ${e.position})`}`,
+        const e = error as { code?: unknown; message?: string; position?: number };
+        const message = guardrailMessage(e.code) ?? e.message ?? String(error);
+        throw failed(
+          source,
+          `${message}${e.position === undefined ? "" : ` (at position ${e.position})`}`,
         );
       }
     },
   };
+}
+
+function failed(source: string, message: string): SkeinError {
+  return new SkeinError(
+    "expression_failed",
+    `expression ${JSON.stringify(source)} failed: ${message}`,
+  );
+}
+
+/** A syntax-tree node as the JSONata parser builds it. */
+interface Node {
+  readonly type: string;
+  readonly value?: unknown;
+  readonly position?: number;
+  readonly steps?: readonly Node[];
+}
+
+const isNode = (value: unknown): value is Node =>
+  typeof value === "object" && value !== null && typeof (value as Node).type === "string";
+
+/** Throws when the tree nests deeper than the limit or holds a regex without a linear-time
+ * match. Walks every object the parser attached, so new node shapes are covered too. */
+function checkStatically(ast: Node): void {
+  const seen = new Set<object>();
+  const walk = (value: unknown, depth: number): void => {
+    if (typeof value !== "object" || value === null || seen.has(value)) return;
+    seen.add(value);
+    if (value instanceof RegExp) return;
+    const node = isNode(value);
+    const level = node ? depth + 1 : depth;
+    if (level > EXPRESSION_NESTING_LIMIT) {
+      throw new Error(`nests deeper than the limit of ${EXPRESSION_NESTING_LIMIT} levels`);
+    }
+    if (node && value.type === "regex" && value.value instanceof RegExp) checkRegex(value);
+    for (const child of Object.values(value)) walk(child, level);
+  };
+  walk(ast, 0);
+}
+
+function checkRegex(node: Node): void {
+  const regex = node.value as RegExp;
+  try {
+    linearRegExp(regex);
+  } catch {
+    throw new Error(
+      `regex /${regex.source}/ cannot run in linear time (no backreferences or large nested repetitions)${node.position === undefined ? "" : ` (at position ${node.position})`}`,
+    );
+  }
 }
 
 /** The text itself when `source` is one JSON value, else undefined. */
@@ -66,14 +155,9 @@ function jsonConstant(source: string): string | undefined {
   }
 }
 
-/** JSONata results can carry sequence markers and non-JSON values; keep plain JSON only. */
-function normalise(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value) ?? "null");
-}
-
 /** Decodes a string field holding a JSONata expression; a syntax error is a `shape` refusal. */
 export function expression(): Decoder<Expression> {
-  const text = string({ minBytes: 1, maxBytes: 65_536 });
+  const text = string({ minBytes: 1, maxBytes: EXPRESSION_SOURCE_LIMIT });
   return {
     expected: "JSONata expression string",
     run(value, path) {

@@ -11,6 +11,7 @@ import type { WorkflowDefinition } from "./types.ts";
 export * from "./canonical.ts";
 export * from "./decode.ts";
 export * from "./expression.ts";
+export * from "./expression-limits.ts";
 export * from "./types.ts";
 
 /** Parses and decodes a definition document; throws a DecodeError (`invalid_definition`). */

@@ -11,18 +11,15 @@
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { object, optional, string, u32 } from "../../common/decode/index.ts";
+import { object, optional, u32 } from "../../common/decode/index.ts";
 import { interventionKind } from "../agents/control.ts";
 import type { AgentHub } from "../agents/hub.ts";
+import { uuid } from "../agents/messages.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
 import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuid = () =>
-  string({ pattern: UUID, patternReason: "must be a UUID string", expected: "UUID string" });
 
 const attemptsBody = object({ namespace: optional(namespaceName()), workflow_id: uuid() });
 

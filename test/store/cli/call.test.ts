@@ -80,4 +80,16 @@ describe("skein-store client commands (real processes, real socket)", async () =
     assert.equal(r.status, 1);
     assert.match(r.stderr, /cannot reach the store/);
   });
+
+  // Last: it adds a collection the listing above does not expect.
+  test("integers beyond 2^53 go in and come out exactly", async () => {
+    await cli(["call", ...s, "collections.create", '{"collection":"wide"}']);
+    const value = '{"max":18446744073709551615,"min":-9223372036854775808,"ms":1700000000123}';
+    assert.equal((await cli(["put", ...s, "wide", "w", value])).status, 0);
+    const got = await cli(["get", ...s, "wide", "w"]);
+    assert.equal(got.status, 0, got.stderr);
+    assert.match(got.stdout, /"max": 18446744073709551615,/);
+    assert.match(got.stdout, /"min": -9223372036854775808,/);
+    assert.match(got.stdout, /"ms": 1700000000123\n/);
+  });
 });

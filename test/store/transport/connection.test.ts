@@ -115,6 +115,21 @@ describe("connection rules", async () => {
     await r.closed;
   });
 
+  test("frames in the same chunk as hello are held to the negotiated max_frame", async () => {
+    const r = await raw(served.socketPath);
+    const hello = encodeFrame({ id: 1, verb: "hello", args: { max_frame: 200 } });
+    // Below the server's own max_frame (4096), above the 200 this client negotiates.
+    const put = encodeFrame({
+      id: 2,
+      verb: "document.put",
+      args: { collection: "x", key: "k", value: "v".repeat(1000) },
+    });
+    r.socket.write(Buffer.concat([hello, put]));
+    assert.equal(((await r.next()) as { ok: boolean }).ok, true);
+    assert.equal(refusalOf(await r.next()), "frame_too_large");
+    await r.closed;
+  });
+
   test("a payload that is not a request is malformed_frame", async () => {
     const r = await raw(served.socketPath);
     r.socket.write(encodeFrame("just a string"));
