@@ -59,6 +59,16 @@ export const MAX_NAME_BYTES = 256;
 export const MAX_FRAMES_PER_BATCH = 4096;
 /** Capabilities per action: the builtin ones are a handful (`Cancel`, the agent controls). */
 export const MAX_CAPABILITIES = 16;
+/** A failure code or capability: a short machine word (`start_to_close_timeout`). */
+export const MAX_CODE_BYTES = 256;
+/** A worker kind word (`module`, `agent`). */
+export const MAX_KIND_BYTES = 64;
+/** `SKEIN_DEPLOYMENT` (`name@revision`). */
+export const MAX_DEPLOYMENT_BYTES = 1024;
+/** An instance or session id: a UUID, with room for other workers' own forms. */
+export const MAX_ID_BYTES = 128;
+/** Actions one worker declares. */
+export const MAX_ACTIONS = 4096;
 /**
  * Attempts a hello may list per handler slot: the ones running (at most `concurrency`) and
  * results not yet acknowledged. The runtime lists at most this many (running ones first).
@@ -84,7 +94,7 @@ export const attemptRefDecoder = object({
 export const helloDecoder = object(
   {
     name,
-    kind: string({ minBytes: 1, maxBytes: 64, noControl: true }),
+    kind: string({ minBytes: 1, maxBytes: MAX_KIND_BYTES, noControl: true }),
     namespace: refine(
       namespaceName(),
       (ns) => (hasControlCharacters(ns) ? NO_CONTROL_REASON : undefined),
@@ -94,17 +104,17 @@ export const helloDecoder = object(
     ),
     task_queue: name,
     concurrency: u32({ min: 1, max: MAX_CONCURRENCY }),
-    deployment: label(1024),
+    deployment: label(MAX_DEPLOYMENT_BYTES),
     actions: array(
       object({
         action: name,
-        capabilities: array(string({ minBytes: 1, maxBytes: 64, noControl: true }), {
+        capabilities: array(string({ minBytes: 1, maxBytes: MAX_CODE_BYTES, noControl: true }), {
           max: MAX_CAPABILITIES,
         }),
       }),
-      { min: 1, max: 4096 },
+      { min: 1, max: MAX_ACTIONS },
     ),
-    instance_id: label(128),
+    instance_id: label(MAX_ID_BYTES),
     running: array(object({ ref: attemptRefDecoder, action: name }), {
       max: MAX_CONCURRENCY * HELD_PER_SLOT,
     }),
@@ -149,7 +159,7 @@ const workerFrameDecoder: Decoder<WorkerFrame> = tagged("frame", {
   failure: {
     failure: object({
       ref: attemptRefDecoder,
-      code: label(256),
+      code: label(MAX_CODE_BYTES),
       message: string({ maxBytes: MAX_FAILURE_MESSAGE_BYTES }),
       non_retryable: boolean(),
     }),
@@ -164,7 +174,7 @@ export const workerBatchDecoder = object({
 const serverFrameDecoder: Decoder<ServerFrame> = tagged("frame", {
   welcome: {
     welcome: object({
-      session_id: string({ maxBytes: 128 }),
+      session_id: string({ maxBytes: MAX_ID_BYTES }),
       agent_port: u32({ max: 65_535 }),
     }),
   },
