@@ -9,6 +9,8 @@
  * `reconnect.maxAttempts` failed reconnects in a row it gives up: running attempts are
  * abandoned and `run()` rejects with WorkerGaveUp. A refusal by the server (bad bearer,
  * missing grant, namespace absent, bad hello) is final and rejects with WorkerRefused.
+ * Every server message is decoded before it is read: a malformed one ends that stream like
+ * a lost connection (the runtime reconnects), so a bad server cannot crash a worker.
  *
  * Connection states:  connecting --welcome--> serving --stream lost--> backing off --> connecting
  *                     connecting --failed--> backing off (or gave up after max attempts)
@@ -18,15 +20,22 @@
 import { randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { type BackoffPolicy, backoffDelay } from "../common/backoff.ts";
+import { decode } from "../common/decode/index.ts";
 import { SkeinError } from "../common/errors.ts";
 import { type Logger, silentLogger } from "../common/log.ts";
+import {
+  HELD_PER_SLOT,
+  MAX_FAILURE_MESSAGE_BYTES,
+  serverBatchDecoder,
+  truncateUtf8,
+} from "../workflow/rpc/frames.ts";
 import {
   type AttemptRef,
   attemptKey,
   CANCEL_CAPABILITY,
   type ClientStream,
   FrameBatcher,
-  type ServerBatch,
+  type ServerFrame,
   type Task,
   type WorkerFrame,
   WorkerServiceClient,
@@ -84,6 +93,9 @@ const FINAL_STATUSES = new Set<grpc.status>([
   // Not a Skein worker endpoint at that address.
   grpc.status.UNIMPLEMENTED,
 ]);
+
+/** The longest delay a Node timer holds (a longer one fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface Running {
   readonly task: Task;
@@ -208,11 +220,14 @@ export class WorkerRuntime {
           capabilities: [CANCEL_CAPABILITY],
         })),
         instance_id: this.#instanceId,
+        // Running attempts first; the server takes at most HELD_PER_SLOT × concurrency. A
+        // result left off is still resent, and the server acknowledges it.
         running: [...this.#running.values()]
           .map((r) => ({ ref: r.task.ref, action: r.task.action }))
           .concat(
             [...this.#unacked.values()].map((u) => ({ ref: refOf(u.frame), action: u.action })),
-          ),
+          )
+          .slice(0, HELD_PER_SLOT * this.#opts.concurrency),
       },
     };
   }
@@ -242,31 +257,18 @@ export class WorkerRuntime {
         client.close();
         done({ welcomed, code, details });
       };
-      call.on("data", (batch: ServerBatch) => {
-        for (const frame of batch.frames) {
-          switch (frame.frame) {
-            case "welcome":
-              welcomed = true;
-              this.sessions++;
-              this.#out = out;
-              this.#log.info(
-                { endpoint: this.#opts.target, session: frame.welcome.session_id },
-                "connected",
-              );
-              for (const result of this.#unacked.values()) out.push(result.frame);
-              this.#welcome(frame.welcome.agent_port, frame.welcome.session_id);
-              break;
-            case "task":
-              this.#accept(frame.task);
-              break;
-            case "cancel":
-              this.#cancel(frame.cancel.ref, frame.cancel.reason || "cancelled by the server");
-              break;
-            case "ack":
-              this.#unacked.delete(attemptKey(frame.ack.ref));
-              break;
-          }
+      call.on("data", (message: unknown) => {
+        const batch = decode(serverBatchDecoder, message);
+        if (!batch.ok) {
+          // Not a server we can follow: end this stream and reconnect, as after a lost one.
+          finish(grpc.status.INTERNAL, `invalid_frame: ${batch.error.message}`);
+          call.cancel();
+          return;
         }
+        for (const frame of batch.value.frames)
+          this.#onServerFrame(frame, out, () => {
+            welcomed = true;
+          });
       });
       call.on("error", (error: grpc.ServiceError) =>
         finish(error.code, error.details || error.message),
@@ -274,6 +276,31 @@ export class WorkerRuntime {
       call.on("status", (status: grpc.StatusObject) => finish(status.code, status.details));
       call.write({ frames: [this.#hello()] });
     });
+  }
+
+  #onServerFrame(frame: ServerFrame, out: FrameBatcher<WorkerFrame>, welcomed: () => void): void {
+    switch (frame.frame) {
+      case "welcome":
+        welcomed();
+        this.sessions++;
+        this.#out = out;
+        this.#log.info(
+          { endpoint: this.#opts.target, session: frame.welcome.session_id },
+          "connected",
+        );
+        for (const result of this.#unacked.values()) out.push(result.frame);
+        this.#welcome(frame.welcome.agent_port, frame.welcome.session_id);
+        return;
+      case "task":
+        this.#accept(frame.task);
+        return;
+      case "cancel":
+        this.#cancel(frame.cancel.ref, frame.cancel.reason || "cancelled by the server");
+        return;
+      case "ack":
+        this.#unacked.delete(attemptKey(frame.ack.ref));
+        return;
+    }
   }
 
   #cancel(ref: AttemptRef, reason: string): void {
@@ -347,10 +374,11 @@ export class WorkerRuntime {
     if (task.heartbeat_ms > 0) {
       running.heartbeat = setInterval(
         () => beat(),
-        Math.max(10, Math.floor(task.heartbeat_ms / 3)),
+        Math.min(MAX_TIMER_MS, Math.max(10, Math.floor(task.heartbeat_ms / 3))),
       );
     }
-    if (task.start_to_close_ms > 0) {
+    // A deadline beyond what a Node timer can hold is left to the server's own timer.
+    if (task.start_to_close_ms > 0 && task.start_to_close_ms <= MAX_TIMER_MS) {
       running.deadline = setTimeout(
         () =>
           abort.abort(
@@ -402,7 +430,7 @@ export class WorkerRuntime {
           failure: {
             ref: task.ref,
             code: e.code,
-            message: e.message,
+            message: truncateUtf8(e.message, MAX_FAILURE_MESSAGE_BYTES),
             non_retryable: e.nonRetryable,
           },
         });

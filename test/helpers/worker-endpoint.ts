@@ -12,7 +12,11 @@ import { fileURLToPath } from "node:url";
 import type { Principal } from "../../src/workflow/rpc/auth.ts";
 import type { ActivityFailure, MatcherEvents, TaskOffer } from "../../src/workflow/rpc/matcher.ts";
 import type { AttemptRef } from "../../src/workflow/rpc/protocol.ts";
-import { startWorkerEndpoint, type WorkerEndpoint } from "../../src/workflow/rpc/server.ts";
+import {
+  startWorkerEndpoint,
+  type WorkerEndpoint,
+  type WorkerEndpointOptions,
+} from "../../src/workflow/rpc/server.ts";
 
 export const SKEIN_BIN = fileURLToPath(new URL("../../bin/skein.ts", import.meta.url));
 export const ACTIVITIES = fileURLToPath(
@@ -108,6 +112,11 @@ export async function startEndpoint(
     maxBacklog?: number;
     /** The agent transport port the welcome announces. */
     agentPort?: number;
+    /** Bounds to set (connections, idle timeout, detached TTL, hello timeout). */
+    bounds?: Pick<
+      WorkerEndpointOptions,
+      "maxConnections" | "idleConnectionMs" | "detachedTtlMs" | "helloTimeoutMs"
+    >;
   } = {},
 ): Promise<{ endpoint: WorkerEndpoint; recorder: Recorder; address: string }> {
   const recorder = options.recorder ?? new Recorder();
@@ -121,6 +130,7 @@ export async function startEndpoint(
     events: recorder.events,
     ...(options.maxBacklog === undefined ? {} : { maxBacklogPerQueue: options.maxBacklog }),
     ...(options.agentPort === undefined ? {} : { agentPort: () => options.agentPort! }),
+    ...options.bounds,
   });
   return { endpoint, recorder, address: `127.0.0.1:${endpoint.port}` };
 }

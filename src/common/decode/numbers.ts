@@ -94,7 +94,21 @@ export function integer(type: IntegerType, bounds: IntegerBounds = {}): Decoder<
   if (BigInt(bounds.max ?? TYPE_MAX[type]) > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new RangeError(`integer(${type}) needs a max within 2^53; use bigInteger`);
   }
-  return { expected: core.expected, run: (value, path) => Number(core.run(value, path)) };
+  const min = Number(bounds.min ?? 0);
+  const max = Number(bounds.max ?? TYPE_MAX[type]);
+  return {
+    expected: core.expected,
+    // A JS integer already within bounds (protobuf fields, code) needs no text round trip;
+    // everything else, and every refusal, goes through the core's checks in their order.
+    run: (value, path) =>
+      typeof value === "number" &&
+      Number.isInteger(value) &&
+      value >= min &&
+      value <= max &&
+      !Object.is(value, -0)
+        ? value
+        : Number(core.run(value, path)),
+  };
 }
 
 export const u32 = (bounds: IntegerBounds = {}) => integer("u32", bounds);

@@ -23,6 +23,21 @@ export interface StringOptions {
   readonly pattern?: RegExp;
   readonly patternReason?: string;
   readonly expected?: string;
+  /**
+   * Refuse control characters (C0 with NUL, tab and newline; DEL; C1) and bidirectional
+   * embedding, override and isolate controls anywhere in the string: for names that become
+   * keys, log fields or labels, where a NUL or newline forges a joined key or a log line and
+   * a bidi control makes one name display as another.
+   */
+  readonly noControl?: boolean;
+}
+
+const CONTROL = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+export const NO_CONTROL_REASON = "must not contain control characters or bidirectional controls";
+
+/** Whether `s` holds a character that `noControl` refuses. */
+export function hasControlCharacters(s: string): boolean {
+  return CONTROL.test(s);
 }
 
 export function string(options: StringOptions = {}): Decoder<string> {
@@ -49,6 +64,7 @@ export function string(options: StringOptions = {}): Decoder<string> {
       if (pattern !== undefined && !pattern.test(s)) {
         refuse("shape", path, options.patternReason ?? `must match ${pattern}`);
       }
+      if (options.noControl === true && CONTROL.test(s)) refuse("shape", path, NO_CONTROL_REASON);
       return s;
     },
   };

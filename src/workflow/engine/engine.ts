@@ -20,7 +20,7 @@ import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import { uuidv7 } from "../../common/uuid.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
-import type { MatcherEvents, OfferOutcome, TaskOffer } from "../rpc/matcher.ts";
+import type { MatcherEvents, OfferOutcome, ResultContext, TaskOffer } from "../rpc/matcher.ts";
 import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
 import { CollectMemos } from "./collect-memo.ts";
 import { type Command, eventOf } from "./commands.ts";
@@ -42,6 +42,16 @@ import {
 } from "./state.ts";
 import type { EngineStore, OutboxWrite, RunAppend, RunIdentity } from "./store.ts";
 import { TimerQueue } from "./timers.ts";
+
+/** Whether `text` is one JSON value (what the decision core will parse it as). */
+function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function stoppedError(): SkeinError {
   return new SkeinError("engine_stopped", "the engine stopped before recording this", {
@@ -209,16 +219,30 @@ export class Engine {
 
   /** Pass to the matcher: results and heartbeats flow into the engine. */
   readonly matcherEvents: MatcherEvents = {
-    completed: (ref, outputJson) =>
-      this.#result(ref, (at) => ({
-        type: "ActivityCompleted",
-        at,
-        activity_id: ref.activity_id,
-        attempt: ref.attempt,
-        output_json: outputJson,
-      })),
-    failed: (ref, failure) =>
-      this.#result(ref, (at) => ({
+    // Output that is not JSON fails the attempt (retried by its policy): it never reaches
+    // history, where the decision core could not read it.
+    completed: (ref, outputJson, ctx) =>
+      this.#result(ref, ctx, (at) =>
+        isJsonText(outputJson)
+          ? {
+              type: "ActivityCompleted",
+              at,
+              activity_id: ref.activity_id,
+              attempt: ref.attempt,
+              output_json: outputJson,
+            }
+          : {
+              type: "ActivityFailed",
+              at,
+              activity_id: ref.activity_id,
+              attempt: ref.attempt,
+              code: "bad_output",
+              message: `the worker's output is not valid JSON (${outputJson.length} characters)`,
+              non_retryable: false,
+            },
+      ),
+    failed: (ref, failure, ctx) =>
+      this.#result(ref, ctx, (at) => ({
         type: "ActivityFailed",
         at,
         activity_id: ref.activity_id,
@@ -249,6 +273,19 @@ export class Engine {
         // A worker already holds it: its outbox row (if a restart left one) is done.
         this.#outbox?.drop(attemptKey(ref));
       }
+    },
+    // A hello lists an attempt the matcher does not hold (after a restart): where it belongs.
+    owner: (ref) => {
+      const run = this.#runs.get(ref.run_id);
+      if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt)) {
+        return undefined;
+      }
+      const scheduled = run.state.activities.get(ref.activity_id)!.scheduled;
+      return {
+        namespace: run.id.namespace,
+        taskQueue: scheduled.task_queue,
+        action: scheduled.action,
+      };
     },
     // An attempt that waited for a free slot is now with a worker: its timeouts start.
     assigned: (ref) => {
@@ -516,15 +553,28 @@ export class Engine {
     }
   }
 
-  #result(ref: AttemptRef, event: (at: number) => HistoryEvent): Promise<void> | undefined {
+  #result(
+    ref: AttemptRef,
+    from: ResultContext,
+    event: (at: number) => HistoryEvent,
+  ): Promise<void> | undefined {
     const run = this.#runs.get(ref.run_id);
     if (run === undefined && this.#recovering !== undefined) {
       // A worker re-attached faster than the runs were loaded: ask again once they are.
-      return this.#recovering.then(() => this.#result(ref, event));
+      return this.#recovering.then(() => this.#result(ref, from, event));
     }
     // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
     if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt))
       return undefined;
+    // Only a worker of the attempt's own namespace and task queue may settle it.
+    const queue = run.state.activities.get(ref.activity_id)!.scheduled.task_queue;
+    if (from.namespace !== run.id.namespace || from.taskQueue !== queue) {
+      this.#log.warn(
+        { run: ref.run_id, session: from.sessionId },
+        "result from a worker of another namespace or task queue; dropped",
+      );
+      return undefined;
+    }
     this.#forgetAttempt(attemptKey(ref));
     return this.#enqueue(run, event(this.#now()));
   }

@@ -11,10 +11,17 @@
  * matcher remembers recently settled attempts, and acknowledges a repeat without reporting
  * it again; the engine is still the final judge, since it knows which attempt is current).
  *
+ * Every message a worker sends is decoded (frames.ts) before anything here reads it; a bad
+ * one ends that stream with a named refusal (`invalid_frame: <path>: <reason>`).
+ *
  * A session whose stream ends keeps its attempts "detached": a worker that reconnects lists
- * the attempts it still holds in its hello and they are re-attached to the new session. The
- * matcher never times attempts out itself; start-to-close and heartbeat timeouts are the
- * engine's timers.
+ * the attempts it still holds in its hello and they are re-attached to the new session, but
+ * only attempts of the session's own namespace and task queue (an attempt held for another
+ * one refuses the hello), at most as many as its concurrency, and only attempts the matcher
+ * holds or the engine says are current (`owner`): a hello cannot make the matcher keep
+ * attempts nobody offered. Detached attempts are the engine's to time out (its re-attach
+ * grace); the matcher forgets any still detached after `detachedTtlMs`, so attempts the
+ * engine never tracked are not kept forever.
  *
  * Session states:  handshake --hello ok--> open --stream ends--> closed
  *                  handshake --refused---> closed (gRPC status with the refusal)
@@ -32,16 +39,30 @@ import {
   RpcRefusal,
   type VerifyToken,
 } from "./auth.ts";
-import { type DecodedHello, helloDecoder } from "./frames.ts";
+import {
+  type DecodedHello,
+  INVALID_HELLO,
+  MAX_FRAMES_PER_BATCH,
+  UndecodableBatch,
+  workerBatchDecoder,
+} from "./frames.ts";
 import {
   type AttemptRef,
   attemptKey,
   FrameBatcher,
   type ServerFrame,
-  type WorkerBatch,
   type WorkerFrame,
   type WorkerStream,
 } from "./protocol.ts";
+
+/**
+ * How long an attempt stays detached (its worker's stream ended) before the matcher forgets
+ * it. The engine times detached attempts out after its re-attach grace (10 s) and releases
+ * them; this is the backstop for attempts the engine never tracked, well past that grace.
+ */
+export const DETACHED_TTL_MS = 60_000;
+/** How long a new stream may take to send its hello. */
+export const HELLO_TIMEOUT_MS = 10_000;
 
 /** An attempt offered for dispatch. Durations are milliseconds; 0 means no such timeout. */
 export interface TaskOffer {
@@ -63,6 +84,13 @@ export interface ResultContext {
   readonly sessionId: string;
 }
 
+/** The namespace, task queue and action of a current attempt, as the engine knows them. */
+export interface AttemptOwner {
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly action: string;
+}
+
 export interface ActivityFailure {
   readonly code: string;
   readonly message: string;
@@ -82,6 +110,12 @@ export interface MatcherEvents {
   detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
   /** A reconnecting worker declared it still holds these attempts. */
   attached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
+  /**
+   * Where a current attempt belongs, for a hello that lists one the matcher does not hold
+   * (after a server restart); undefined when it is not a current attempt. Without it such
+   * attempts are re-attached on the hello's word (bounded by the session's concurrency).
+   */
+  owner?(ref: AttemptRef): AttemptOwner | undefined;
   /** An attempt that waited in a backlog was handed to a worker (the outbox frees its claim). */
   assigned?(ref: AttemptRef): void;
 }
@@ -93,8 +127,10 @@ export interface MatcherOptions {
   readonly logger?: Logger;
   /** Attempts waiting for a slot, per (namespace, task queue); past it `offer` refuses. */
   readonly maxBacklogPerQueue?: number;
-  /** How long a new stream may take to send its hello. */
+  /** How long a new stream may take to send its hello (HELLO_TIMEOUT_MS). */
   readonly helloTimeoutMs?: number;
+  /** How long a detached attempt is kept for its worker to re-attach (DETACHED_TTL_MS). */
+  readonly detachedTtlMs?: number;
   /** How many settled attempts are remembered to recognise resent results. */
   readonly settledMemory?: number;
   /** The agent transport's port, announced in each welcome (0 or absent: no transport). */
@@ -165,10 +201,14 @@ interface Session {
   readonly actions: ReadonlyMap<string, readonly string[]>;
   readonly assigned: Map<string, AttemptRef>;
   readonly out: FrameBatcher<ServerFrame>;
+  readonly stream: WorkerStream;
   closed: boolean;
 }
 
+/** One (namespace, task queue): keyed by both names in nested maps, never a joined string. */
 interface Queue {
+  readonly namespace: string;
+  readonly name: string;
   readonly sessions: Session[];
   next: number;
   readonly backlog: Map<string, Deque<TaskOffer>>;
@@ -182,7 +222,8 @@ interface Queue {
 interface Holding {
   readonly session: Session | undefined;
   readonly offer: TaskOffer | undefined;
-  readonly queueKey: string;
+  /** The queue it was offered in or re-attached from (possibly pruned since: compare names). */
+  readonly queue: Queue;
   /** The attempt's action, for its capabilities. */
   readonly action: string;
 }
@@ -243,12 +284,14 @@ function runOfKey(key: string): string {
 export class Matcher {
   readonly #opts: MatcherOptions;
   readonly #log: Logger;
-  readonly #queues = new Map<string, Queue>();
+  /** Namespace → task queue → queue. */
+  readonly #queues = new Map<string, Map<string, Queue>>();
   /** Every attempt handed out or re-attached and not yet settled, by attempt key. */
   readonly #holding = new Holdings();
   readonly #settled = new Set<string>();
   readonly #maxBacklog: number;
   readonly #settledMemory: number;
+  readonly #detachedTtlMs: number;
   readonly #sessions = new Set<Session>();
   /** Attempts the engine released while a live worker still runs them. */
   readonly #released = new Set<string>();
@@ -258,6 +301,7 @@ export class Matcher {
     this.#log = options.logger ?? silentLogger();
     this.#maxBacklog = options.maxBacklogPerQueue ?? 100_000;
     this.#settledMemory = options.settledMemory ?? 65_536;
+    this.#detachedTtlMs = options.detachedTtlMs ?? DETACHED_TTL_MS;
   }
 
   /** Offers an attempt for dispatch. Refuses with `task_queue_full` past the backlog bound. */
@@ -266,11 +310,10 @@ export class Matcher {
     if (this.#holding.has(key)) {
       throw new SkeinError("attempt_already_dispatched", `attempt ${key} is already dispatched`);
     }
-    const qk = queueKey(task.namespace, task.taskQueue);
-    const queue = this.#queue(qk);
+    const queue = this.#queue(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
     if (session !== undefined) {
-      this.#assign(session, task, qk);
+      this.#assign(session, task, queue);
       return "dispatched";
     }
     if (queue.waiting >= this.#maxBacklog) {
@@ -287,7 +330,7 @@ export class Matcher {
     }
     backlog.push(task);
     queue.waiting++;
-    this.#holding.set(key, { session: undefined, offer: task, queueKey: qk, action: task.action });
+    this.#holding.set(key, { session: undefined, offer: task, queue, action: task.action });
     return "queued";
   }
 
@@ -300,16 +343,10 @@ export class Matcher {
     const holding = this.#holding.get(key);
     if (holding === undefined) return "none";
     if (holding.session === undefined) {
-      const queue = this.#queues.get(holding.queueKey);
-      const removed =
-        holding.offer &&
-        queue?.backlog.get(holding.offer.action)?.remove((t) => t === holding.offer);
-      if (removed && queue) queue.waiting--;
-      if (removed) {
-        this.#holding.delete(key);
-        return "withdrawn";
-      }
-      return "none";
+      if (holding.offer === undefined || !withdraw(holding.queue, holding.offer)) return "none";
+      this.#holding.delete(key);
+      this.#prune(holding.queue);
+      return "withdrawn";
     }
     if (holding.session.closed) return "none";
     holding.session.out.push({ frame: "cancel", cancel: { ref, reason } });
@@ -373,26 +410,22 @@ export class Matcher {
   /** Counts for status pages and tests. */
   stats(): { sessions: number; holding: number; waiting: number } {
     let waiting = 0;
-    for (const q of this.#queues.values()) waiting += q.waiting;
+    for (const queues of this.#queues.values()) {
+      for (const q of queues.values()) waiting += q.waiting;
+    }
     return { sessions: this.#sessions.size, holding: this.#holding.size, waiting };
   }
 
   /** The gRPC handler for `WorkerService.Connect`. */
   readonly connect = (stream: WorkerStream): void => {
     let session: Session | undefined;
-    let pending: WorkerFrame[] | undefined = [];
+    /** Frames that arrived after the hello, while it is being checked. */
+    let pending: WorkerFrame[] | undefined;
     let ended = false;
     const refuse = (error: unknown) => {
       if (ended) return;
       ended = true;
-      const refusal =
-        error instanceof RpcRefusal
-          ? error
-          : new RpcRefusal(
-              error instanceof SkeinError ? error.code : "internal",
-              error instanceof Error ? error.message : String(error),
-              error instanceof SkeinError ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL,
-            );
+      const refusal = asRefusal(error);
       this.#log.info({ code: refusal.code }, `worker stream refused: ${refusal.message}`);
       stream.emit("error", {
         code: refusal.grpcStatus,
@@ -404,7 +437,7 @@ export class Matcher {
         refuse(
           new RpcRefusal("hello_timeout", "no hello frame in time", grpc.status.DEADLINE_EXCEEDED),
         ),
-      this.#opts.helloTimeoutMs ?? 10_000,
+      this.#opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS,
     );
     const close = () => {
       clearTimeout(helloTimer);
@@ -419,48 +452,67 @@ export class Matcher {
       stream.end();
     });
 
-    const open = async (hello: WorkerFrame) => {
-      if (hello.frame !== "hello") {
+    const open = async (hello: DecodedHello) => {
+      const principal = await authenticate(this.#opts.verify, stream.metadata);
+      await admitNamespace(principal, hello.namespace, this.#opts.namespaceGate);
+    };
+    const welcome = (hello: DecodedHello) => {
+      clearTimeout(helloTimer);
+      if (ended) return;
+      this.#checkReattach(hello);
+      session = this.#openSession(stream, hello);
+      const queued = pending ?? [];
+      pending = undefined;
+      for (const frame of queued) this.#onFrame(session, frame);
+    };
+
+    const receive = (message: unknown) => {
+      const frames = decodeBatch(message);
+      if (session !== undefined) {
+        for (const frame of frames) this.#onFrame(session, frame);
+        return;
+      }
+      if (pending !== undefined) {
+        if (pending.length + frames.length > MAX_FRAMES_PER_BATCH) {
+          throw invalidFrame(`sent more than ${MAX_FRAMES_PER_BATCH} frames before the welcome`);
+        }
+        pending.push(...frames);
+        return;
+      }
+      // An empty batch before the hello changes nothing.
+      if (frames.length === 0) return;
+      const [first, ...rest] = frames;
+      if (first!.frame !== "hello") {
         throw new RpcRefusal(
           "hello_expected",
           "the first frame must be hello",
           grpc.status.INVALID_ARGUMENT,
         );
       }
-      const principal = await authenticate(this.#opts.verify, stream.metadata);
-      const decoded = decode(helloDecoder, hello.hello, { parent: undefined, key: "hello" });
-      if (!decoded.ok) {
-        throw new RpcRefusal("invalid_hello", decoded.error.message, grpc.status.INVALID_ARGUMENT);
-      }
-      await admitNamespace(principal, decoded.value.namespace, this.#opts.namespaceGate);
-      return decoded.value;
+      const hello = first!.hello;
+      pending = rest;
+      open(hello).then(
+        () => {
+          try {
+            welcome(hello);
+          } catch (error) {
+            refuse(error);
+          }
+        },
+        (error: unknown) => {
+          clearTimeout(helloTimer);
+          refuse(error);
+        },
+      );
     };
 
-    stream.on("data", (batch: WorkerBatch) => {
+    stream.on("data", (message: unknown) => {
       if (ended) return;
-      if (pending !== undefined) {
-        const first = pending.length === 0;
-        pending.push(...batch.frames);
-        if (!first || pending.length === 0) return;
-        const hello = pending.shift()!;
-        open(hello).then(
-          (decoded) => {
-            clearTimeout(helloTimer);
-            if (ended) return;
-            session = this.#openSession(stream, decoded);
-            const queued = pending ?? [];
-            pending = undefined;
-            for (const frame of queued) this.#onFrame(session, frame, stream);
-          },
-          (error: unknown) => {
-            clearTimeout(helloTimer);
-            refuse(error);
-          },
-        );
-        return;
+      try {
+        receive(message);
+      } catch (error) {
+        refuse(error);
       }
-      if (session === undefined) return;
-      for (const frame of batch.frames) this.#onFrame(session, frame, stream);
     });
   };
 
@@ -474,13 +526,51 @@ export class Matcher {
     for (const s of this.#sessions) this.#closeSession(s);
   }
 
-  #queue(key: string): Queue {
-    let queue = this.#queues.get(key);
+  #queue(namespace: string, name: string): Queue {
+    let queues = this.#queues.get(namespace);
+    if (queues === undefined) {
+      queues = new Map();
+      this.#queues.set(namespace, queues);
+    }
+    let queue = queues.get(name);
     if (queue === undefined) {
-      queue = { sessions: [], next: 0, backlog: new Map(), waiting: 0 };
-      this.#queues.set(key, queue);
+      queue = { namespace, name, sessions: [], next: 0, backlog: new Map(), waiting: 0 };
+      queues.set(name, queue);
     }
     return queue;
+  }
+
+  /** Forgets a queue nothing uses any more: worker-chosen queue names do not accumulate. */
+  #prune(queue: Queue): void {
+    if (queue.sessions.length > 0 || queue.waiting > 0) return;
+    const queues = this.#queues.get(queue.namespace);
+    if (queues?.get(queue.name) !== queue) return;
+    queues.delete(queue.name);
+    if (queues.size === 0) this.#queues.delete(queue.namespace);
+  }
+
+  /**
+   * Refuses a hello that lists an attempt of another namespace or task queue: one the
+   * matcher holds for another queue, or one the engine places elsewhere.
+   */
+  #checkReattach(hello: DecodedHello): void {
+    hello.running.forEach(({ ref }, i) => {
+      const key = attemptKey(ref);
+      if (this.#settled.has(key)) return;
+      const prior = this.#holding.get(key);
+      const owner = prior === undefined ? this.#opts.events.owner?.(ref) : undefined;
+      const place =
+        prior !== undefined
+          ? { namespace: prior.queue.namespace, taskQueue: prior.queue.name }
+          : owner;
+      if (place === undefined) return;
+      if (place.namespace === hello.namespace && place.taskQueue === hello.task_queue) return;
+      throw new RpcRefusal(
+        "reattach_refused",
+        `hello.running[${i}]: attempt ${key} is not an attempt of namespace ${JSON.stringify(hello.namespace)}, task queue ${JSON.stringify(hello.task_queue)}`,
+        grpc.status.PERMISSION_DENIED,
+      );
+    });
   }
 
   #openSession(stream: WorkerStream, hello: DecodedHello): Session {
@@ -500,6 +590,7 @@ export class Matcher {
       out: new FrameBatcher<ServerFrame>((frames) => {
         if (!session.closed) stream.write({ frames });
       }),
+      stream,
       closed: false,
     };
     this.#sessions.add(session);
@@ -507,34 +598,56 @@ export class Matcher {
       frame: "welcome",
       welcome: { session_id: id, agent_port: this.#opts.agentPort?.() ?? 0 },
     });
-    const qk = queueKey(hello.namespace, hello.task_queue);
-    const queue = this.#queue(qk);
-    // Re-attach: the attempts this process still holds count against its slots and their
-    // results are accepted from this session.
-    const attached: AttemptRef[] = [];
-    for (const { ref, action } of hello.running) {
-      const key = attemptKey(ref);
-      const prior = this.#holding.get(key);
-      // Assigned to another live worker since: that one's result counts, not this one's.
-      if (prior?.session !== undefined && !prior.session.closed) continue;
-      if (prior?.session === undefined && prior?.offer !== undefined) {
-        // Offered again (after a server restart) and still waiting: the worker that already
-        // runs it keeps it, and the waiting copy is withdrawn.
-        const backlog = queue.backlog.get(prior.offer.action);
-        if (backlog?.remove((t) => t === prior.offer) !== undefined) queue.waiting--;
-      }
-      session.assigned.set(key, ref);
-      this.#holding.set(key, { session, offer: prior?.offer, queueKey: qk, action });
-      attached.push(ref);
-    }
+    const queue = this.#queue(hello.namespace, hello.task_queue);
+    const attached = this.#reattach(session, queue);
     if (attached.length > 0) this.#opts.events.attached?.(attached, session.ctx);
     queue.sessions.push(session);
     this.#log.info(
       { worker: hello.name, namespace: hello.namespace, queue: hello.task_queue, session: id },
       "worker connected",
     );
-    this.#drain(session, queue, qk);
+    this.#drain(session, queue);
     return session;
+  }
+
+  /**
+   * Re-attach: the attempts this process still holds (checked by #checkReattach to be of its
+   * queue) count against its slots, at most its concurrency, and their results are accepted
+   * from this session. Settled ones need nothing (a resent result is acknowledged); one the
+   * matcher does not hold is taken only when the engine says it is current (or, without an
+   * engine, on the hello's word).
+   */
+  #reattach(session: Session, queue: Queue): AttemptRef[] {
+    const attached: AttemptRef[] = [];
+    for (const { ref, action } of session.hello.running) {
+      if (attached.length >= session.hello.concurrency) {
+        this.#log.warn(
+          { session: session.id, listed: session.hello.running.length },
+          "hello lists more attempts than its concurrency; the rest are not re-attached",
+        );
+        break;
+      }
+      const key = attemptKey(ref);
+      if (this.#settled.has(key) || session.assigned.has(key)) continue;
+      const prior = this.#holding.get(key);
+      // Assigned to another live worker since: that one's result counts, not this one's.
+      if (prior?.session !== undefined && !prior.session.closed) continue;
+      let held = action;
+      if (prior !== undefined) {
+        held = prior.action;
+        // Offered again (after a server restart) and still waiting: the worker that already
+        // runs it keeps it, and the waiting copy is withdrawn.
+        if (prior.offer !== undefined) withdraw(prior.queue, prior.offer);
+      } else if (this.#opts.events.owner !== undefined) {
+        const owner = this.#opts.events.owner(ref);
+        if (owner === undefined) continue;
+        held = owner.action;
+      }
+      session.assigned.set(key, ref);
+      this.#holding.set(key, { session, offer: prior?.offer, queue, action: held });
+      attached.push(ref);
+    }
+    return attached;
   }
 
   #closeSession(session: Session): void {
@@ -542,33 +655,36 @@ export class Matcher {
     session.closed = true;
     session.out.clear();
     this.#sessions.delete(session);
-    const qk = queueKey(session.hello.namespace, session.hello.task_queue);
-    const queue = this.#queues.get(qk);
+    const queue = this.#queues.get(session.hello.namespace)?.get(session.hello.task_queue);
     if (queue !== undefined) {
       const i = queue.sessions.indexOf(session);
       if (i >= 0) queue.sessions.splice(i, 1);
     }
     const detached: AttemptRef[] = [];
+    const kept: [string, Holding][] = [];
     for (const [key, ref] of session.assigned) {
       const holding = this.#holding.get(key);
-      if (holding?.session === session && this.#released.delete(key)) {
+      if (holding?.session !== session) continue;
+      if (this.#released.delete(key)) {
         // The engine already gave it up: nothing to keep for a re-attach.
         this.#holding.delete(key);
         this.#remember(key);
         continue;
       }
-      if (holding?.session === session) {
-        // Kept (without a session) so a reconnecting worker can re-attach it.
-        this.#holding.set(key, {
-          session: undefined,
-          offer: undefined,
-          queueKey: qk,
-          action: holding.action,
-        });
-        detached.push(ref);
-      }
+      // Kept (without a session) so a reconnecting worker can re-attach it.
+      const orphan: Holding = {
+        session: undefined,
+        offer: undefined,
+        queue: holding.queue,
+        action: holding.action,
+      };
+      this.#holding.set(key, orphan);
+      kept.push([key, orphan]);
+      detached.push(ref);
     }
     session.assigned.clear();
+    if (queue !== undefined) this.#prune(queue);
+    if (kept.length > 0) this.#expire(kept);
     this.#log.info(
       { worker: session.hello.name, session: session.id, detached: detached.length },
       "worker disconnected",
@@ -576,10 +692,20 @@ export class Matcher {
     if (detached.length > 0) this.#opts.events.detached?.(detached, session.ctx);
   }
 
-  #assign(session: Session, task: TaskOffer, qk: string): void {
+  /** Forgets detached attempts still detached after the TTL (see DETACHED_TTL_MS). */
+  #expire(kept: readonly [string, Holding][]): void {
+    const timer = setTimeout(() => {
+      for (const [key, orphan] of kept) {
+        if (this.#holding.get(key) === orphan) this.#holding.delete(key);
+      }
+    }, this.#detachedTtlMs);
+    timer.unref();
+  }
+
+  #assign(session: Session, task: TaskOffer, queue: Queue): void {
     const key = attemptKey(task.ref);
     session.assigned.set(key, task.ref);
-    this.#holding.set(key, { session, offer: task, queueKey: qk, action: task.action });
+    this.#holding.set(key, { session, offer: task, queue, action: task.action });
     session.out.push({
       frame: "task",
       task: {
@@ -595,7 +721,7 @@ export class Matcher {
   }
 
   /** Fills a session's free slots from the backlog of the actions it serves. */
-  #drain(session: Session, queue: Queue, qk: string): void {
+  #drain(session: Session, queue: Queue): void {
     if (queue.waiting === 0) return;
     for (const action of session.actions.keys()) {
       const backlog = queue.backlog.get(action);
@@ -603,33 +729,33 @@ export class Matcher {
       while (backlog.size > 0 && session.assigned.size < session.hello.concurrency) {
         const task = backlog.shift()!;
         queue.waiting--;
-        this.#assign(session, task, qk);
+        this.#assign(session, task, queue);
         this.#opts.events.assigned?.(task.ref);
       }
       if (session.assigned.size >= session.hello.concurrency) return;
     }
   }
 
-  #onFrame(session: Session, frame: WorkerFrame, stream: WorkerStream): void {
+  /** One decoded frame of an open session. Throws an RpcRefusal to end the stream. */
+  #onFrame(session: Session, frame: WorkerFrame): void {
+    if (session.closed) return;
     switch (frame.frame) {
       case "hello":
-        this.#abort(stream, session, "a session sends one hello");
-        return;
+        throw invalidFrame("hello: a session sends one hello");
       case "heartbeat": {
         const ref = frame.heartbeat.ref;
-        if (ref === null || ref === undefined) return;
         if (session.assigned.has(attemptKey(ref))) {
           this.#opts.events.heartbeat?.(ref, frame.heartbeat.details_json, session.ctx);
         }
         return;
       }
       case "completion":
-        this.#settle(session, frame.completion.ref, stream, (ref) =>
+        this.#settle(session, frame.completion.ref, (ref) =>
           this.#opts.events.completed(ref, frame.completion.output_json, session.ctx),
         );
         return;
       case "failure":
-        this.#settle(session, frame.failure.ref, stream, (ref) =>
+        this.#settle(session, frame.failure.ref, (ref) =>
           this.#opts.events.failed(
             ref,
             {
@@ -646,14 +772,9 @@ export class Matcher {
 
   #settle(
     session: Session,
-    ref: AttemptRef | null | undefined,
-    stream: WorkerStream,
+    ref: AttemptRef,
     report: (ref: AttemptRef) => Promise<void> | void,
   ): void {
-    if (ref === null || ref === undefined) {
-      this.#abort(stream, session, "a result without ref");
-      return;
-    }
     const key = attemptKey(ref);
     const ack = () => session.out.push({ frame: "ack", ack: { ref } });
     if (!session.assigned.has(key)) {
@@ -669,11 +790,10 @@ export class Matcher {
       return;
     }
     session.assigned.delete(key);
+    const queue = this.#holding.get(key)?.queue;
     this.#holding.delete(key);
     this.#remember(key);
-    const qk = queueKey(session.hello.namespace, session.hello.task_queue);
-    const queue = this.#queues.get(qk);
-    if (queue !== undefined && !session.closed) this.#drain(session, queue, qk);
+    if (queue !== undefined && !session.closed) this.#drain(session, queue);
     if (this.#released.delete(key)) {
       ack();
       return;
@@ -683,7 +803,7 @@ export class Matcher {
       outcome = report(ref);
     } catch (error) {
       this.#settled.delete(key);
-      this.#abort(stream, session, `result not accepted: ${String(error)}`);
+      this.#abort(session, `result not accepted: ${String(error)}`);
       return;
     }
     if (!(outcome instanceof Promise)) {
@@ -692,7 +812,7 @@ export class Matcher {
     }
     outcome.then(ack, (error: unknown) => {
       this.#settled.delete(key);
-      this.#abort(stream, session, `result not accepted: ${String(error)}`);
+      this.#abort(session, `result not accepted: ${String(error)}`);
     });
   }
 
@@ -704,15 +824,47 @@ export class Matcher {
     }
   }
 
-  #abort(stream: WorkerStream, session: Session, message: string): void {
+  #abort(session: Session, message: string): void {
     this.#log.warn({ session: session.id }, `worker stream ended: ${message}`);
+    const stream = session.stream;
     this.#closeSession(session);
     stream.emit("error", { code: grpc.status.UNAVAILABLE, details: `stream_aborted: ${message}` });
   }
 }
 
-function queueKey(namespace: string, taskQueue: string): string {
-  return `${namespace}\u0000${taskQueue}`;
+/** Decodes one worker message into frames, or throws the refusal that ends the stream. */
+function decodeBatch(message: unknown): WorkerFrame[] {
+  if (message instanceof UndecodableBatch) throw invalidFrame(message.reason);
+  const decoded = decode(workerBatchDecoder, message);
+  if (decoded.ok) return decoded.value.frames;
+  const error = decoded.error;
+  throw new RpcRefusal(
+    error.code === INVALID_HELLO ? INVALID_HELLO : "invalid_frame",
+    error.message,
+    grpc.status.INVALID_ARGUMENT,
+  );
+}
+
+function invalidFrame(reason: string): RpcRefusal {
+  return new RpcRefusal("invalid_frame", reason, grpc.status.INVALID_ARGUMENT);
+}
+
+function asRefusal(error: unknown): RpcRefusal {
+  if (error instanceof RpcRefusal) return error;
+  return new RpcRefusal(
+    error instanceof SkeinError ? error.code : "internal",
+    error instanceof Error ? error.message : String(error),
+    error instanceof SkeinError ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL,
+  );
+}
+
+/** Takes a waiting offer out of its queue's backlog; false when it is not there. */
+function withdraw(queue: Queue, offer: TaskOffer): boolean {
+  const backlog = queue.backlog.get(offer.action);
+  if (backlog?.remove((t) => t === offer) === undefined) return false;
+  queue.waiting--;
+  if (backlog.size === 0) queue.backlog.delete(offer.action);
+  return true;
 }
 
 function pickSession(queue: Queue, action: string): Session | undefined {
