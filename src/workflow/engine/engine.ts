@@ -16,6 +16,7 @@
  * Tick:  inbox events applied --> decide per dirty run --> effects --> (pipeline) one commit --> acks
  */
 
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../common/decode/sources.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import { uuidv7 } from "../../common/uuid.ts";
@@ -44,12 +45,20 @@ import type { EngineStore, OutboxWrite, RunAppend, RunIdentity } from "./store.t
 import { TimerQueue } from "./timers.ts";
 
 /** Whether `text` is one JSON value (what the decision core will parse it as). */
-function isJsonText(text: string): boolean {
+/**
+ * Why a worker's output cannot enter history, or undefined when it can: it must be JSON, and
+ * no deeper than every JSON edge of the server accepts (a stored output is read back through
+ * the common parser, so a deeper one would make the run unreadable).
+ */
+function outputProblem(text: string): string | undefined {
+  if (jsonDepthExceeds(text)) {
+    return `the worker's output is nested deeper than ${MAX_JSON_DEPTH} levels`;
+  }
   try {
     JSON.parse(text);
-    return true;
+    return undefined;
   } catch {
-    return false;
+    return `the worker's output is not valid JSON (${text.length} characters)`;
   }
 }
 
@@ -222,8 +231,9 @@ export class Engine {
     // Output that is not JSON fails the attempt (retried by its policy): it never reaches
     // history, where the decision core could not read it.
     completed: (ref, outputJson, ctx) =>
-      this.#result(ref, ctx, (at) =>
-        isJsonText(outputJson)
+      this.#result(ref, ctx, (at) => {
+        const problem = outputProblem(outputJson);
+        return problem === undefined
           ? {
               type: "ActivityCompleted",
               at,
@@ -237,10 +247,10 @@ export class Engine {
               activity_id: ref.activity_id,
               attempt: ref.attempt,
               code: "bad_output",
-              message: `the worker's output is not valid JSON (${outputJson.length} characters)`,
+              message: problem,
               non_retryable: false,
-            },
-      ),
+            };
+      }),
     failed: (ref, failure, ctx) =>
       this.#result(ref, ctx, (at) => ({
         type: "ActivityFailed",

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import { MAX_JSON_DEPTH } from "../../../src/common/decode/sources.ts";
 import type { AttemptRef, ServerFrame } from "../../../src/workflow/rpc/protocol.ts";
 import { completion, hello, isWelcome, openRaw, type RawStream } from "../../helpers/raw-worker.ts";
 import {
@@ -125,6 +126,30 @@ describe("output that is not JSON", () => {
       assert.equal(run.status, "Completed", JSON.stringify(run));
       assert.deepEqual(run.output, { ok: true });
       const history = await api("/workflows/history", { workflow_id: workflowId });
+      const failed = history.body.events.filter(
+        (e: { type: string }) => e.type === "ActivityFailed",
+      );
+      assert.deepEqual(
+        failed.map((e: { attempt: number; code: string }) => [e.attempt, e.code]),
+        [[1, "bad_output"]],
+      );
+    } finally {
+      w.close();
+    }
+  });
+
+  test("output nested deeper than the JSON depth bound fails with bad_output; describe still reads the run", async () => {
+    const workflowId = await start("default");
+    const w = await worker("default", admin);
+    try {
+      const deep = `${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`;
+      w.send({ frames: [completion(refOf(await taskFor(w, 1)), deep)] });
+      w.send({ frames: [completion(refOf(await taskFor(w, 2)), "[[1]]")] });
+      const run = (await describeRun("default", workflowId, 30_000)).body.run;
+      assert.equal(run.status, "Completed", JSON.stringify(run));
+      assert.deepEqual(run.output, [[1]]);
+      const history = await api("/workflows/history", { workflow_id: workflowId });
+      assert.equal(history.status, 200, JSON.stringify(history.body));
       const failed = history.body.events.filter(
         (e: { type: string }) => e.type === "ActivityFailed",
       );
