@@ -52,7 +52,8 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   let route: Handler | undefined;
   const server = createServer((request, response) => {
     if (route === undefined) return void sendError(response, idpError("internal_error"));
-    route(request, response).catch((error: unknown) => {
+    route(request, response).catch((caught: unknown) => {
+      const error = fromProvider(caught);
       if (!(error instanceof SkeinError) || error.status >= 500) {
         options.log.error({ err: describe(error) }, "request failed");
       }
@@ -84,6 +85,17 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
       db.close();
     },
   };
+}
+
+/** oidc-provider's own refusals (an expired or unknown login interaction, …) keep their
+ * status and OAuth error code; anything else stays as it was. */
+function fromProvider(error: unknown): unknown {
+  const e = error as { statusCode?: unknown; error?: unknown; error_description?: unknown };
+  if (typeof e?.statusCode !== "number" || typeof e.error !== "string" || e.statusCode >= 500) {
+    return error;
+  }
+  const message = typeof e.error_description === "string" ? e.error_description : e.error;
+  return new SkeinError(e.error, message, { status: e.statusCode });
 }
 
 function describe(error: unknown): string {

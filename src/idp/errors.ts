@@ -35,10 +35,6 @@ export const IDP_REFUSALS = {
   unsupported_media_type: { status: 415, text: "the request body must be application/json" },
   not_found: { status: 404, text: "no such endpoint" },
   method_not_allowed: { status: 405, text: "the endpoint does not take that method" },
-  too_many_login_attempts: {
-    status: 429,
-    text: "too many failed sign-ins for that name; wait a minute",
-  },
   // State and files.
   user_exists: { status: 409, text: "a user by that name already exists" },
   group_exists: { status: 409, text: "a group by that name already exists" },

@@ -85,12 +85,3 @@ export function parseGrantResource(text: string): GrantScope {
   if (!isKeyPrefix(prefix)) throw bad("key prefix must be at most 1024 bytes without NUL");
   return { database, collection, branch, prefix };
 }
-
-/** The canonical text of a scope (the inverse of parseGrantResource). */
-export function formatGrantResource(scope: GrantScope): string {
-  let out = `db/${scope.database}`;
-  if (scope.collection !== undefined) out += `/c/${scope.collection}`;
-  if (scope.branch !== undefined) out += `/b/${scope.branch}`;
-  if (scope.prefix !== undefined) out += `/p/${scope.prefix}`;
-  return out;
-}

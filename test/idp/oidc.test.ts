@@ -261,6 +261,14 @@ describe("skein-idp OAuth and OIDC (real process, real HTTP)", async () => {
     assert.equal((idToken.body.error as { code: string }).code, "invalid_token");
   });
 
+  test("a login page without its interaction cookie is refused, not a failure", async () => {
+    const response = await fetch(`${idp.issuer}/interaction/not-a-uid`);
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { error: { code: string } };
+    assert.equal(body.error.code, "invalid_request");
+    assert.ok(!idp.log().includes("request failed"));
+  });
+
   test("authorization requests without PKCE are refused", async () => {
     const url = new URL(`${idp.issuer}/auth`);
     url.search = new URLSearchParams({
