@@ -1,0 +1,79 @@
+/**
+ * `skein-idp serve --data-dir DIR [--listen HOST:PORT] [--issuer URL]`: runs the identity
+ * provider until SIGINT or SIGTERM. When it listens it prints one JSON line on stdout,
+ * `{"issuer":"http://HOST:PORT"}` (with port 0 the real port), which scripts and tests wait
+ * for. Logs go to stderr.
+ */
+
+import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
+import { createLogger } from "../../common/log.ts";
+import { stopSignal } from "../../store/cli/signals.ts";
+import { startIdp } from "../app.ts";
+import { dataDirOf, dataDirOption, reportRefusals } from "./shared.ts";
+
+/** The default listen address: loopback, a fixed port so a team's config can name it. */
+export const DEFAULT_LISTEN = "127.0.0.1:9400";
+
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[3]);
+  if (match === null || port > 65535) {
+    throw new UsageError(
+      `--listen must be HOST:PORT (port 0..65535), found ${JSON.stringify(text)}`,
+    );
+  }
+  return { host: (match[1] ?? match[2])!, port };
+}
+
+export function parseIssuer(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError("--issuer must be an http or https origin");
+  }
+  const origin = url.protocol === "http:" || url.protocol === "https:";
+  if (
+    !origin ||
+    url.pathname !== "/" ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    url.username !== ""
+  ) {
+    throw new UsageError(
+      "--issuer must be an http or https origin (no path, query or credentials)",
+    );
+  }
+  return url.origin;
+}
+
+export const serveCommand: Command = {
+  name: "serve",
+  summary: 'run the identity provider (prints {"issuer":…} when listening)',
+  help: "--data-dir DIR [--listen HOST:PORT] [--issuer URL]\n\n  --data-dir DIR      state (idp.db) and signing keys (keys.json); created 0700\n  --listen HOST:PORT  where to listen (default 127.0.0.1:9400; port 0 picks a free port)\n  --issuer URL        the public issuer origin, when not http://HOST:PORT\n",
+  run: (args, io) =>
+    reportRefusals("serve", io, async () => {
+      const { values } = parseOptions(
+        args,
+        { ...dataDirOption, listen: { type: "string" }, issuer: { type: "string" } },
+        { max: 0 },
+      );
+      const dataDir = dataDirOf(values);
+      const { host, port } = parseListen(values.listen ?? DEFAULT_LISTEN);
+      const issuer = values.issuer === undefined ? undefined : parseIssuer(values.issuer);
+      const log = createLogger({ name: "skein-idp" });
+      const stop = stopSignal();
+      let running: Awaited<ReturnType<typeof startIdp>>;
+      try {
+        running = await startIdp({ dataDir, host, port, log, ...(issuer ? { issuer } : {}) });
+      } catch (error) {
+        stop.dispose();
+        throw error;
+      }
+      io.out(JSON.stringify({ issuer: running.issuer }));
+      await stop.stopped;
+      await running.close();
+      log.info("stopped");
+      return 0;
+    }),
+};

@@ -1,0 +1,186 @@
+/**
+ * The plain login page that authorization code flows (the door, browsers) pass through:
+ * oidc-provider sends the browser to `/interaction/<uid>`; a `login` prompt gets a small HTML
+ * form, whose POST checks the name and password (scrypt) and finishes the interaction; a
+ * `consent` prompt is granted at once (every client of a development IdP is first-party), so
+ * a sign-in is one form. Failed sign-ins per name are throttled (LOGIN_FAILURES_PER_MINUTE).
+ * Passwords are never logged; a failure names the user only.
+ */
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type Provider from "oidc-provider";
+import {
+  LOGIN_FAILURES_PER_MINUTE,
+  LOGIN_THROTTLE_NAMES,
+  MAX_LOGIN_BODY_BYTES,
+} from "../bounds.ts";
+import { idpError } from "../errors.ts";
+import { readBody } from "../http/io.ts";
+import { hashSecret, verifySecret } from "../secrets.ts";
+import type { IdpState } from "../state/state.ts";
+
+const WINDOW_MS = 60_000;
+
+/** Failed sign-ins per name in a one-minute window; the oldest names are forgotten first. */
+export class LoginThrottle {
+  readonly #windows = new Map<string, { start: number; failures: number }>();
+
+  blocked(name: string, now = Date.now()): boolean {
+    const window = this.#windows.get(name);
+    if (window === undefined) return false;
+    if (now - window.start >= WINDOW_MS) {
+      this.#windows.delete(name);
+      return false;
+    }
+    return window.failures >= LOGIN_FAILURES_PER_MINUTE;
+  }
+
+  failed(name: string, now = Date.now()): void {
+    const window = this.#windows.get(name);
+    if (window !== undefined && now - window.start < WINDOW_MS) {
+      window.failures++;
+      return;
+    }
+    this.#windows.delete(name);
+    if (this.#windows.size >= LOGIN_THROTTLE_NAMES) {
+      const oldest = this.#windows.keys().next();
+      if (!oldest.done) this.#windows.delete(oldest.value);
+    }
+    this.#windows.set(name, { start: now, failures: 1 });
+  }
+
+  succeeded(name: string): void {
+    this.#windows.delete(name);
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function loginPage(uid: string, clientId: string, name: string, problem: string | undefined) {
+  const notice = problem === undefined ? "" : `<p role="alert">${escapeHtml(problem)}</p>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in: skein-idp</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>Sign in</h1><p>to continue to <b>${escapeHtml(clientId)}</b></p>${notice}
+<form method="post" action="/interaction/${encodeURIComponent(uid)}/login">
+<label>Name <input name="name" autocomplete="username" required value="${escapeHtml(name)}"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button></form></main></body></html>`;
+}
+
+function sendHtml(response: ServerResponse, status: number, html: string): void {
+  response.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "content-length": Buffer.byteLength(html),
+    "cache-control": "no-store",
+    "content-security-policy": "default-src 'none'; form-action 'self'",
+    "x-frame-options": "DENY",
+  });
+  response.end(html);
+}
+
+export class LoginRoutes {
+  readonly #provider: Provider;
+  readonly #state: IdpState;
+  readonly #throttle = new LoginThrottle();
+  readonly #log: (event: Record<string, unknown>, message: string) => void;
+  /** Checked when the name is unknown, so a wrong name costs as much as a wrong password. */
+  readonly #decoy: Promise<string> = hashSecret("skein-idp decoy password");
+
+  constructor(
+    provider: Provider,
+    state: IdpState,
+    log: (event: Record<string, unknown>, message: string) => void,
+  ) {
+    this.#provider = provider;
+    this.#state = state;
+    this.#log = log;
+  }
+
+  /** GET /interaction/<uid>: the form for a login prompt; consent is granted at once. */
+  async show(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const details = await this.#provider.interactionDetails(request, response);
+    if (details.prompt.name === "login") {
+      const clientId = String(details.params.client_id ?? "");
+      sendHtml(response, 200, loginPage(details.uid, clientId, "", undefined));
+      return;
+    }
+    await this.#consent(request, response, details);
+  }
+
+  /** POST /interaction/<uid>/login: the form's answer. */
+  async login(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const details = await this.#provider.interactionDetails(request, response);
+    const type = request.headers["content-type"] ?? "";
+    if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+      throw idpError("unsupported_media_type", "the login form must be form-encoded");
+    }
+    const form = new URLSearchParams((await readBody(request, MAX_LOGIN_BODY_BYTES)).toString());
+    const name = form.get("name") ?? "";
+    const password = form.get("password") ?? "";
+    const clientId = String(details.params.client_id ?? "");
+    if (this.#throttle.blocked(name)) {
+      this.#log({ user: name }, "sign-in throttled");
+      const page = loginPage(
+        details.uid,
+        clientId,
+        name,
+        "Too many failed sign-ins; wait a minute.",
+      );
+      sendHtml(response, 429, page);
+      return;
+    }
+    const stored = this.#state.passwordHash(name);
+    const matches = await verifySecret(password, stored ?? (await this.#decoy));
+    if (stored === undefined || !matches) {
+      this.#throttle.failed(name);
+      this.#log({ user: name }, "sign-in failed");
+      sendHtml(response, 401, loginPage(details.uid, clientId, name, "Wrong name or password."));
+      return;
+    }
+    this.#throttle.succeeded(name);
+    this.#log({ user: name }, "signed in");
+    await this.#provider.interactionFinished(
+      request,
+      response,
+      { login: { accountId: name } },
+      { mergeWithLastSubmission: false },
+    );
+  }
+
+  async #consent(
+    request: IncomingMessage,
+    response: ServerResponse,
+    details: Awaited<ReturnType<Provider["interactionDetails"]>>,
+  ): Promise<void> {
+    const { session, params, prompt } = details;
+    const accountId = session?.accountId;
+    if (prompt.name !== "consent" || accountId === undefined) {
+      throw idpError("invalid_request", "the sign-in cannot continue; start again");
+    }
+    const grant =
+      details.grantId !== undefined
+        ? await this.#provider.Grant.find(details.grantId)
+        : new this.#provider.Grant({ accountId, clientId: String(params.client_id) });
+    if (grant === undefined) throw idpError("invalid_request", "the sign-in expired; start again");
+    const missing = prompt.details as {
+      missingOIDCScope?: string[];
+      missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scopes.join(" "));
+    }
+    const grantId = await grant.save();
+    await this.#provider.interactionFinished(
+      request,
+      response,
+      { consent: { grantId } },
+      { mergeWithLastSubmission: true },
+    );
+  }
+}
