@@ -99,6 +99,7 @@ async function discover(
     placement,
     ...(options.warn === undefined ? {} : { warn: options.warn }),
     close: () => http.close(),
+    sent: () => http.sent,
   });
 }
 

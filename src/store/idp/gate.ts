@@ -34,6 +34,8 @@ export interface IdpGateParts {
   readonly warn?: (message: string) => void;
   /** Closes the HTTP client. */
   readonly close: () => void;
+  /** Requests sent to the IdP so far. */
+  readonly sent: () => number;
 }
 
 export class IdpGate {
@@ -78,6 +80,11 @@ export class IdpGate {
 
   close(): void {
     this.#parts.close();
+  }
+
+  /** Requests sent to the IdP so far: a page's decisions cost one per batch. */
+  get requestsSent(): number {
+    return this.#parts.sent();
   }
 
   /** Leaves out the rows not allowed, in one batch for the page, and counts them. */

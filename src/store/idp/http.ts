@@ -84,6 +84,7 @@ export class IdpHttp {
   readonly #http: HttpAgent;
   readonly #https: HttpsAgent;
   #inFlight = 0;
+  #sent = 0;
 
   constructor(bounds: Partial<IdpHttpBounds> = {}) {
     this.#bounds = { ...IDP_HTTP_BOUNDS, ...bounds };
@@ -101,6 +102,7 @@ export class IdpHttp {
       );
     }
     this.#inFlight++;
+    this.#sent++;
     return this.#send(url, init).finally(() => {
       this.#inFlight--;
     });
@@ -173,6 +175,11 @@ export class IdpHttp {
       });
       req.end(body);
     });
+  }
+
+  /** Requests sent so far (what a benchmark or test counts round trips by). */
+  get sent(): number {
+    return this.#sent;
   }
 
   /** Closes idle connections; requests in flight end by their bounds. */

@@ -10,6 +10,7 @@
 import {
   createRemoteJWKSet,
   customFetch,
+  decodeJwt,
   errors,
   type FetchImplementation,
   jwtVerify,
@@ -72,6 +73,10 @@ export class PassVerifier {
     if (Buffer.byteLength(pass) > PASS_MAX_BYTES) {
       throw storeError("pass_invalid", `the pass is longer than ${PASS_MAX_BYTES} bytes`);
     }
+    // The refusal is named from the claims before any key is looked up: a pass from another
+    // issuer (whose key id is unknown here) never makes the store fetch the key set again.
+    const named = claimsRefusal(pass, this.#issuer, this.#audience);
+    if (named !== undefined) throw named;
     try {
       const { payload } = await jwtVerify(pass, this.#jwks, {
         issuer: this.#issuer,
@@ -89,6 +94,23 @@ export class PassVerifier {
       throw passRefusal(error);
     }
   }
+}
+
+/** The refusal the pass's own (unverified) claims call for, if any. */
+function claimsRefusal(pass: string, issuer: string, audience: string): SkeinError | undefined {
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    claims = decodeJwt(pass);
+  } catch {
+    return storeError("pass_invalid");
+  }
+  if (claims.iss !== issuer) return storeError("pass_foreign_issuer");
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!aud.includes(audience)) return storeError("pass_wrong_audience");
+  if (typeof claims.exp === "number" && claims.exp + PASS_CLOCK_TOLERANCE_S <= Date.now() / 1000) {
+    return storeError("pass_expired");
+  }
+  return undefined;
 }
 
 function passRefusal(error: unknown): SkeinError {
