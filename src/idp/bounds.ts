@@ -12,6 +12,10 @@ export const MAX_BATCH_EVALUATIONS = 1000;
  * letting one request hold unbounded memory. */
 export const MAX_EVALUATION_BODY_BYTES = 4 * 1024 * 1024;
 
+/** A body over its endpoint's bound is read to its end and dropped (so the client can read
+ * the 413) up to this many bytes; beyond it the connection is closed. */
+export const MAX_DISCARD_BYTES = 16 * 1024 * 1024;
+
 /** Body of the login form: a name and a password, with room to spare. */
 export const MAX_LOGIN_BODY_BYTES = 16 * 1024;
 

@@ -8,7 +8,6 @@
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { createLogger } from "../../common/log.ts";
 import { stopSignal } from "../../store/cli/signals.ts";
-import { startIdp } from "../app.ts";
 import { dataDirOf, dataDirOption, reportRefusals } from "./shared.ts";
 
 /** The default listen address: loopback, a fixed port so a team's config can name it. */
@@ -63,6 +62,8 @@ export const serveCommand: Command = {
       const issuer = values.issuer === undefined ? undefined : parseIssuer(values.issuer);
       const log = createLogger({ name: "skein-idp" });
       const stop = stopSignal();
+      // Loaded here so the management commands do not pay for oidc-provider's import.
+      const { startIdp } = await import("../app.ts");
       let running: Awaited<ReturnType<typeof startIdp>>;
       try {
         running = await startIdp({ dataDir, host, port, log, ...(issuer ? { issuer } : {}) });

@@ -8,34 +8,38 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SkeinError } from "../../common/errors.ts";
+import { MAX_DISCARD_BYTES } from "../bounds.ts";
 import { idpError } from "../errors.ts";
 
+/**
+ * Reads a body of at most `maxBytes`. A larger one is refused with `body_too_large`, but
+ * only after it has been read to its end and dropped (nothing kept), so the client sees the
+ * 413 instead of a reset; past MAX_DISCARD_BYTES the connection is closed instead.
+ */
 export function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const tooLarge = () => idpError("body_too_large", `the body must be at most ${maxBytes} bytes`);
   const declared = Number(request.headers["content-length"] ?? 0);
-  if (declared > maxBytes) {
-    return Promise.reject(idpError("body_too_large", `the body must be at most ${maxBytes} bytes`));
-  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
+    let over = declared > maxBytes;
+    if (declared > MAX_DISCARD_BYTES) {
+      request.socket.destroy();
+      reject(tooLarge());
+      return;
+    }
     request.on("data", (chunk: Buffer) => {
-      if (failed) return;
       size += chunk.length;
-      if (size > maxBytes) {
-        failed = true;
-        reject(idpError("body_too_large", `the body must be at most ${maxBytes} bytes`));
+      if (size > MAX_DISCARD_BYTES) {
+        request.socket.destroy();
         return;
       }
-      chunks.push(chunk);
+      if (size > maxBytes) over = true;
+      if (!over) chunks.push(chunk);
     });
-    request.on("end", () => {
-      if (!failed) resolve(Buffer.concat(chunks));
-    });
-    request.on("error", (error) => {
-      if (!failed) reject(error);
-      failed = true;
-    });
+    request.on("end", () => (over ? reject(tooLarge()) : resolve(Buffer.concat(chunks))));
+    request.on("close", () => reject(tooLarge()));
+    request.on("error", reject);
   });
 }
 
@@ -59,7 +63,6 @@ export function sendError(response: ServerResponse, error: unknown): void {
     error instanceof SkeinError && error.status < 500 ? error : idpError("internal_error");
   const headers: Record<string, string> = {};
   if (coded.status === 401) headers["www-authenticate"] = 'Bearer realm="skein-idp"';
-  if (coded.status === 413) headers.connection = "close";
   const body = JSON.stringify({ error: { code: coded.code, message: coded.message } });
   response.writeHead(coded.status, {
     ...headers,
