@@ -1,148 +1,182 @@
 /**
- * `npm run bench:idp-server`: how fast the development IdP decides. A real `skein-idp serve`
- * on loopback with a few grants; one client asks single evaluations in a loop (evaluations/s,
- * p50/p99 of the round trip over a keep-alive connection), then batches of 1,000 record
- * evaluations (batches/s, evaluations/s, p50/p99). The store's goal that a decided get add at
- * most 0.3 ms p50 starts here. Nothing is asserted. (`bench:idp`, the store's benchmark with
- * idp on and off, is another script.)
+ * `npm run bench:idp`: what the identity provider's decisions cost the store. One run starts
+ * the real `skein-idp` (a process on loopback) and two stores over the same data shape, one
+ * without `idp` and one with it (app credential for live questions), and measures:
+ *
+ * - `document.get` from 1 and 8 clients: gets/s and p50/p99 latency, idp off and on;
+ * - a `document.list` page of 1,000 records with per-record decisions: its latency and the
+ *   requests it sent to the IdP (the goal is one batch round trip).
+ *
+ * Goal (issue 18): a decided get adds at most 0.3 ms p50 over loopback. Nothing is asserted.
  */
 
-import { execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { percentile, runBench } from "./harness.ts";
+import { StoreClient } from "../src/store/client/client.ts";
+import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/index.ts";
+import { connectIdp } from "../src/store/idp/discovery.ts";
+import type { IdpGate } from "../src/store/idp/gate.ts";
+import { startStoreServer } from "../src/store/transport/server.ts";
 
-const BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
-const SINGLES = 3000;
-const BATCHES = 40;
-const BATCH = 1000;
+const GETS_PER_CLIENT = Number(process.env.BENCH_GETS ?? 2_000);
+const LIST_PAGES = 20;
+const DATABASE = "bench";
+const IDP_BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-idp-"));
-const dataDir = join(root, "data");
-const cli = (...args: string[]) =>
-  execFileSync(process.execPath, [BIN, ...args], { encoding: "utf8" }).trim();
+const children: ChildProcess[] = [];
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(root, { recursive: true, force: true });
+});
 
-const secret = cli("client", "add", "--data-dir", dataDir, "app", "--app", "shop");
-for (const [subject, action, resource] of [
-  ["client:app", "read", "db/other"],
-  ["client:app", "write", "db/shop/c/notes/b/main/p/pub/"],
-]) {
-  cli(
-    "grant",
-    "--data-dir",
-    dataDir,
-    "--subject",
-    subject!,
-    "--action",
-    action!,
-    "--resource",
-    resource!,
-  );
-}
+const idpDir = join(root, "idp");
+const idpCli = (...args: string[]) => {
+  const sub = ["client", "user", "group"].includes(args[0]!) ? 2 : 1;
+  const argv = [...args.slice(0, sub), "--data-dir", idpDir, ...args.slice(sub)];
+  const r = spawnSync(process.execPath, [IDP_BIN, ...argv], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout.trim();
+};
+
 const child = spawn(
   process.execPath,
-  [BIN, "serve", "--data-dir", dataDir, "--listen", "127.0.0.1:0"],
+  [IDP_BIN, "serve", "--data-dir", idpDir, "--listen", "127.0.0.1:0"],
   {
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "ignore"],
     env: { ...process.env, SKEIN_LOG_LEVEL: "warn" },
   },
 );
-process.on("exit", () => {
-  child.kill("SIGTERM");
-  rmSync(root, { recursive: true, force: true });
-});
-const issuer = await new Promise<string>((resolve) => {
-  let out = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.includes("\n")) resolve((JSON.parse(out.split("\n")[0]!) as { issuer: string }).issuer);
-  });
-});
-const tokenResponse = await fetch(`${issuer}/token`, {
+children.push(child);
+const issuer = await new Promise<string>((resolve) =>
+  child.stdout!.once("data", (d) => resolve((JSON.parse(String(d)) as { issuer: string }).issuer)),
+);
+const appSecret = idpCli("client", "add", "bench-app", "--app", DATABASE);
+const readerSecret = idpCli("client", "add", "reader");
+idpCli("grant", "--subject", "client:reader", "--action", "read", "--resource", `db/${DATABASE}`);
+const tokenResponse = await fetch(new URL("/token", issuer), {
   method: "POST",
-  headers: { authorization: `Basic ${Buffer.from(`app:${secret}`).toString("base64")}` },
-  body: new URLSearchParams({ grant_type: "client_credentials", resource: "urn:skein:store:shop" }),
+  headers: {
+    authorization: `Basic ${Buffer.from(`reader:${readerSecret}`).toString("base64")}`,
+    "content-type": "application/x-www-form-urlencoded",
+  },
+  body: `grant_type=client_credentials&resource=urn:skein:store:${DATABASE}`,
 });
-const token = ((await tokenResponse.json()) as { access_token: string }).access_token;
-const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-await fetch(`${issuer}/placement/v1/databases/shop/collections/notes/branches/main`, {
-  method: "PUT",
-  headers,
-});
+const pass = ((await tokenResponse.json()) as { access_token: string }).access_token;
 
-const record = (key: string) => ({
-  type: "service.record",
-  id: `shop/notes/main/${key}`,
-  properties: { database: "shop", collection: "notes", branch: "main", key },
-});
-
-// node:http with a keep-alive agent, as the store's live permission client would use:
-// fetch's own overhead would otherwise dominate a sub-millisecond round trip.
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-function post(url: string, body: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: "POST", agent, headers }, (res) => {
-      res.on("data", () => {});
-      res.on("end", () => resolve());
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
+async function serve(name: string, gate: IdpGate | null) {
+  const dir = join(root, name);
+  await createStore(dir, { shards: 4, cacheBytesTotal: 64 << 20, executorThreads: 1 });
+  const store = openStore({
+    dataDir: dir,
+    branchCacheBytesPerShard: 8 << 20,
+    maxPage: 1_000,
+    ...ENGINE_DEFAULTS,
   });
+  store.createCollection("c");
+  const records = Array.from({ length: 1_000 }, (_, i) => ({
+    key: `k${String(i).padStart(4, "0")}`,
+    value: { i, text: "a record of modest size" },
+  }));
+  store.put({ collection: "c", branch: "main" }, records);
+  const socketPath = join(root, `${name}.sock`);
+  const server = await startStoreServer(store, {
+    socketPath,
+    maxFrame: 16 << 20,
+    maxClients: 64,
+    timeoutMs: 30_000,
+    idp: gate,
+  });
+  return { store, server, socketPath };
 }
 
-async function timed(url: string, body: string, rounds: number) {
-  const times: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const start = performance.now();
-    await post(url, body);
-    times.push(performance.now() - start);
-  }
-  const total = times.reduce((a, b) => a + b, 0) / 1000;
-  return { times, total };
+const gate = await connectIdp(
+  { issuer, database: DATABASE, placement_credential_file: null },
+  { credential: `bench-app:${appSecret}` },
+);
+const off = await serve("off", null);
+const on = await serve("on", gate);
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-await runBench("idp-server", [
-  {
-    name: "single evaluation",
-    async run() {
-      const body = JSON.stringify({
-        subject: { type: "client", id: "app" },
-        action: { name: "document.get" },
-        resource: record("pub/a"),
-      });
-      await timed(`${issuer}/access/v1/evaluation`, body, 200);
-      const { times, total } = await timed(`${issuer}/access/v1/evaluation`, body, SINGLES);
-      return {
-        evaluations_per_s: Math.round(SINGLES / total),
-        p50_ms: percentile(times, 50),
-        p99_ms: percentile(times, 99),
-      };
-    },
-  },
-  {
-    name: `batch of ${BATCH} records`,
-    async run() {
-      const body = JSON.stringify({
-        subject: { type: "client", id: "app" },
-        action: { name: "document.get" },
-        evaluations: Array.from({ length: BATCH }, (_, i) => ({
-          resource: record(i % 2 === 0 ? `pub/${i}` : `private/${i}`),
-        })),
-      });
-      await timed(`${issuer}/access/v1/evaluations`, body, 5);
-      const { times, total } = await timed(`${issuer}/access/v1/evaluations`, body, BATCHES);
-      return {
-        evaluations_per_s: Math.round((BATCHES * BATCH) / total),
-        batches_per_s: Math.round((BATCHES / total) * 10) / 10,
-        p50_ms: percentile(times, 50),
-        p99_ms: percentile(times, 99),
-      };
-    },
-  },
-]);
+async function gets(socketPath: string, clients: number, withPass: boolean) {
+  const conns = await Promise.all(
+    Array.from({ length: clients }, () =>
+      StoreClient.connect(socketPath, withPass ? { pass } : {}),
+    ),
+  );
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    conns.map(async (client, c) => {
+      for (let i = 0; i < GETS_PER_CLIENT; i++) {
+        const t = performance.now();
+        await client.get("c", `k${String((i * 7 + c) % 1_000).padStart(4, "0")}`);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  for (const client of conns) await client.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    perSecond: Math.round(latencies.length / seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
+console.log(`bench:idp  (${GETS_PER_CLIENT} gets per client; real skein-idp at ${issuer})`);
+for (const clients of [1, 8]) {
+  // Warm both paths (connections, JWKS, keep-alive sockets) before measuring.
+  await gets(off.socketPath, clients, false);
+  await gets(on.socketPath, clients, true);
+  const a = await gets(off.socketPath, clients, false);
+  const b = await gets(on.socketPath, clients, true);
+  console.log(
+    `document.get ${clients} client(s): idp off ${a.perSecond}/s p50 ${fmt(a.p50)} p99 ${fmt(a.p99)}` +
+      ` | idp on ${b.perSecond}/s p50 ${fmt(b.p50)} p99 ${fmt(b.p99)}` +
+      ` | added p50 ${fmt(b.p50 - a.p50)}`,
+  );
+}
+
+const lister = await StoreClient.connect(on.socketPath, { pass });
+const plainLister = await StoreClient.connect(off.socketPath);
+const listTimes: number[] = [];
+const plainTimes: number[] = [];
+let requests = 0;
+for (let i = 0; i < LIST_PAGES; i++) {
+  let t = performance.now();
+  await plainLister.call("document.list", { collection: "c", limit: 1_000 });
+  plainTimes.push(performance.now() - t);
+  const before = gate.requestsSent;
+  t = performance.now();
+  const page = (await lister.call("document.list", { collection: "c", limit: 1_000 })) as {
+    rows: unknown[];
+    denied: number;
+  };
+  listTimes.push(performance.now() - t);
+  requests = Math.max(requests, gate.requestsSent - before);
+  if (page.rows.length !== 1_000) throw new Error(`page of ${page.rows.length} rows`);
+}
+listTimes.sort((a, b) => a - b);
+plainTimes.sort((a, b) => a - b);
+console.log(
+  `document.list 1,000 records: idp off p50 ${fmt(percentile(plainTimes, 50))}` +
+    ` | idp on p50 ${fmt(percentile(listTimes, 50))} p99 ${fmt(percentile(listTimes, 99))}` +
+    ` | IdP requests per page: ${requests}`,
+);
+await lister.close();
+await plainLister.close();
+await on.server.close();
+await off.server.close();
+gate.close();
+await on.store.close();
+await off.store.close();
 process.exit(0);

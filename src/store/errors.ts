@@ -35,6 +35,17 @@ export const STORE_REFUSALS = {
   timeout: "a frame exchange took longer than timeout_ms",
   malformed_frame: "a frame payload is not a valid message",
   connection_closed: "the connection closed before the answer arrived",
+  // Identity provider (only with `idp`).
+  pass_required: "hello carries no pass, and this store decides every act by its identity provider",
+  pass_invalid: "the pass is not a token signed by the identity provider's keys",
+  pass_expired: "the pass has expired (at hello, or since: acts after its expiry are refused)",
+  pass_foreign_issuer: "the pass was issued by another identity provider",
+  pass_wrong_audience: "the pass is for another resource than this store's database",
+  permission_denied: "the identity provider denied the act",
+  idp_unavailable:
+    "the identity provider did not answer in time or at all; the act is refused, never allowed",
+  placement_failed:
+    "the identity provider did not place the new collection or branch; nothing was created",
   internal_error:
     "the store failed to carry out the request (a write the disk refused, or a defect)",
 } as const;

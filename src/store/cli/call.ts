@@ -1,20 +1,34 @@
 /**
  * `skein-store call --socket PATH VERB [JSON]`: sends one verb with its JSON arguments to a
  * running store and prints the result as JSON. A refusal prints `CODE: message` on stderr
- * and exits 1, so scripts can switch on the code.
+ * and exits 1, so scripts can switch on the code. A store with `idp` takes the caller's pass
+ * from `--pass-file FILE` (one line) or else `SKEIN_STORE_PASS`; it is never printed.
  */
 
+import { resolve } from "node:path";
 import { type Command, type Io, parseOptions, UsageError } from "../../common/cli.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { StoreClient } from "../client/client.ts";
 import { decodeValue } from "../codec/json-value.ts";
+import { readCredentialFile } from "../config/files.ts";
 
-const socketOption = { socket: { type: "string" }, "timeout-ms": { type: "string" } } as const;
+const socketOption = {
+  socket: { type: "string" },
+  "timeout-ms": { type: "string" },
+  "pass-file": { type: "string" },
+} as const;
+
+/** The environment variable a pass is taken from when no `--pass-file` is given. */
+export const PASS_ENV = "SKEIN_STORE_PASS";
 
 /** Connects, calls one verb, prints the answer; the shared body of every client command. */
 export async function callVerb(
   io: Io,
-  values: { socket?: string | undefined; "timeout-ms"?: string | undefined },
+  values: {
+    socket?: string | undefined;
+    "timeout-ms"?: string | undefined;
+    "pass-file"?: string | undefined;
+  },
   verb: string,
   args: object,
 ): Promise<number> {
@@ -25,7 +39,12 @@ export async function callVerb(
   }
   let client: StoreClient | undefined;
   try {
-    client = await StoreClient.connect(values.socket, { client: "skein-store-cli", timeoutMs });
+    const pass = await passOf(values["pass-file"]);
+    client = await StoreClient.connect(values.socket, {
+      client: "skein-store-cli",
+      timeoutMs,
+      ...(pass === undefined ? {} : { pass }),
+    });
     const result = await client.call(verb, args);
     io.out(formatJson(result));
     return 0;
@@ -39,6 +58,13 @@ export async function callVerb(
   } finally {
     await client?.close();
   }
+}
+
+/** The pass from `--pass-file` (read by the credential-file rules), else from the environment. */
+async function passOf(file: string | undefined): Promise<string | undefined> {
+  if (file !== undefined) return readCredentialFile("--pass-file", resolve(file));
+  const env = process.env[PASS_ENV];
+  return env === undefined || env === "" ? undefined : env;
 }
 
 export function parseJsonArgument(text: string, what: string): unknown {
@@ -63,7 +89,7 @@ function formatJson(value: unknown): string {
 export const callCommand: Command = {
   name: "call",
   summary: "send one verb to a running store and print the result as JSON",
-  help: "--socket PATH VERB [JSON] [--timeout-ms MS]\n\nVERB is a store verb (document.get, changes.list, …); JSON its arguments object.",
+  help: "--socket PATH VERB [JSON] [--timeout-ms MS] [--pass-file FILE]\n\nVERB is a store verb (document.get, changes.list, …); JSON its arguments object.\nWith idp, the pass comes from --pass-file or SKEIN_STORE_PASS.",
   async run(args, io) {
     const { values, positionals } = parseOptions(args, socketOption, { min: 1, max: 2 });
     const body = positionals[1] === undefined ? {} : parseJsonArgument(positionals[1], "JSON");

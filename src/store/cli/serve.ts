@@ -13,6 +13,8 @@ import { createLogger, type Logger } from "../../common/log.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
 import { openStore, type Store } from "../engine/index.ts";
+import { connectIdp } from "../idp/discovery.ts";
+import type { IdpGate } from "../idp/gate.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
@@ -46,6 +48,8 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           env: deps.env ?? process.env,
         });
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store" })))();
+        // The issuer is asked before anything is written: a refusal leaves nothing on disk.
+        const idp = await startIdp(plan.startup, log);
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
         const stop = deps.until ? stopWhen(deps.until) : stopSignal();
@@ -54,6 +58,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           committed = await commitStartup(plan);
         } catch (error) {
           stop.dispose();
+          idp?.close();
           throw error;
         }
         let store: Store;
@@ -62,13 +67,15 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           store = openStore(engineOptions(committed.startup));
         } catch (error) {
           stop.dispose();
+          idp?.close();
           await committed.rollback();
           throw error;
         }
         try {
-          server = await startStoreServer(store, serverOptions(committed.startup));
+          server = await startStoreServer(store, { ...serverOptions(committed.startup), idp });
         } catch (error) {
           stop.dispose();
+          idp?.close();
           await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -82,6 +89,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
         await stop.stopped;
         await server.close();
+        idp?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();
@@ -89,6 +97,18 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         return 0;
       }),
   };
+}
+
+/** The identity client, when the service file has `idp`: null keeps the private socket. */
+async function startIdp(startup: StoreStartup, log: Logger): Promise<IdpGate | null> {
+  const { idp } = startup.config;
+  if (idp === null) return null;
+  const gate = await connectIdp(idp, {
+    credential: startup.placementCredential,
+    warn: (message) => log.warn({ issuer: idp.issuer }, message),
+  });
+  log.info({ issuer: idp.issuer, database: idp.database }, "identity provider decides every act");
+  return gate;
 }
 
 /** The engine's settings from the decoded service file (the spec's names in comments). */

@@ -3,7 +3,7 @@
  * says hello (negotiating max_frame); `call` sends any verb and resolves to its result or
  * rejects with a SkeinError carrying the refusal's code. Many calls may be in flight on
  * one connection; each has its own id and its own timeout_ms. Typed helpers cover the
- * common verbs.
+ * common verbs. A store with `idp` needs the caller's pass (`pass`) at hello.
  */
 
 import { createConnection, type Socket } from "node:net";
@@ -19,6 +19,8 @@ export interface StoreClientOptions {
   readonly timeoutMs?: number;
   /** The client's name; the default author of its commits. */
   readonly client?: string;
+  /** The caller's pass (an access token from the store's issuer); needed with `idp`. */
+  readonly pass?: string;
 }
 
 interface Pending {
@@ -56,6 +58,7 @@ export class StoreClient {
       client.hello = (await client.call("hello", {
         max_frame: options.maxFrame ?? 16 << 20,
         ...(options.client === undefined ? {} : { client: options.client }),
+        ...(options.pass === undefined ? {} : { pass: options.pass }),
       })) as HelloResult;
     } catch (error) {
       socket.destroy();

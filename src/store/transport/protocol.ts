@@ -29,6 +29,8 @@ export const requestDecoder = object({
 export const helloDecoder = object({
   max_frame: u32({ min: 1 }),
   client: optional(string({ minBytes: 1, maxBytes: 128 })),
+  /** With idp: the caller's access token from the issuer (ignored without idp). */
+  pass: optional(string({ maxBytes: 65_536 })),
 });
 
 export interface HelloResult {

@@ -30,6 +30,9 @@ import { type ErrorShape, isCodedError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import type { ActArgs } from "../idp/acts.ts";
+import type { Admission, IdpGate } from "../idp/gate.ts";
+import type { Principal } from "../idp/passes.ts";
 import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
 import {
   type HelloResult,
@@ -38,7 +41,7 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
+import { decodeArgs, PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -49,6 +52,8 @@ export interface StoreServerOptions {
   readonly maxClients: number | bigint;
   /** timeout_ms */
   readonly timeoutMs: number | bigint;
+  /** With `idp`: hello needs a pass and every act is decided by the identity provider. */
+  readonly idp?: IdpGate | null;
 }
 
 export interface StoreServer {
@@ -129,7 +134,7 @@ export async function startStoreServer(
     }
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
-    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue);
+    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue, options.idp ?? null);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -193,11 +198,36 @@ function refusalFrame(id: number, error: ErrorShape): Buffer {
   return encodeFrame({ id, ok: false, error: { code: error.code, message: error.message } });
 }
 
+/** The answer of an admitted act, rewritten as its admission says before it is sent. */
+function afterAct(
+  id: number,
+  admission: Admission,
+  send: (response: Response) => void,
+): (response: Response) => void {
+  const { onResult, onRefusal } = admission;
+  if (onResult === undefined && onRefusal === undefined) return send;
+  return (response) => {
+    if (response.ok && onResult !== undefined) {
+      onResult(response.result).then(
+        (result) => send({ id, ok: true, result }),
+        (error: unknown) => send(refusal(id, error)),
+      );
+    } else if (!response.ok && onRefusal !== undefined) {
+      void onRefusal().finally(() => send(response));
+    } else send(response);
+  };
+}
+
+function codeOf(error: unknown): ErrorShape {
+  return isCodedError(error) ? error : storeError("internal_error");
+}
+
 function serveConnection(
   socket: Socket,
   store: Store,
   limits: { maxFrame: number; timeoutMs: number },
   enqueue: (item: Queued) => void,
+  gate: IdpGate | null,
 ): void {
   const reader = new FrameReader(limits.maxFrame);
   let session: Session | undefined;
@@ -258,6 +288,10 @@ function serveConnection(
       fail(storeError("malformed_frame", message));
       return;
     }
+    if (gate !== null && (session !== undefined || principal !== undefined)) {
+      decided(request);
+      return;
+    }
     if (session === undefined) {
       if (request.verb !== "hello") {
         fail(storeError("hello_required"));
@@ -267,13 +301,17 @@ function serveConnection(
         const hello = decodeOrThrow(helloDecoder, request.args ?? {});
         frameLimit = Math.min(hello.max_frame, limits.maxFrame);
         reader.limit = frameLimit;
-        session = { client: hello.client ?? "anonymous" };
         const result: HelloResult = {
           server: "skein-store",
           version: VERSION,
           max_frame: frameLimit,
           shards: store.shards,
         };
+        if (gate !== null) {
+          verifyHello(request.id, hello.client ?? "anonymous", hello.pass, result);
+          return;
+        }
+        session = { client: hello.client ?? "anonymous" };
         send({ id: request.id, ok: true, result });
       } catch (error) {
         fail(storeError("invalid_request", `hello: ${(error as Error).message}`));
@@ -281,6 +319,51 @@ function serveConnection(
       return;
     }
     enqueue({ request, session, send });
+  };
+
+  // With idp: hello's pass is verified before the connection is ready; requests that arrive
+  // meanwhile wait for it. Each act is decided as it arrives (decisions of one connection
+  // overlap), and joins the store's queue in the connection's own order once decided.
+  let principal: Promise<Principal> | undefined;
+  let order: Promise<void> = Promise.resolve();
+  const verifyHello = (
+    id: number,
+    client: string,
+    pass: string | undefined,
+    result: HelloResult,
+  ) => {
+    principal = gate!.verify(pass);
+    // Held by `order` too: nothing is admitted before hello is answered.
+    order = principal.then(
+      () => {
+        session = { client };
+        send({ id, ok: true, result });
+        if (!reader.partial) {
+          clearTimeout(timer);
+          armed = false;
+        }
+      },
+      (error: unknown) => fail(codeOf(error)),
+    );
+    principal.catch(() => {});
+  };
+  const decided = (request: Request) => {
+    const admitted = principal!.then((who) =>
+      gate!.admit(who, request.verb, decodeArgs(request.verb, request.args) as ActArgs),
+    );
+    admitted.catch(() => {});
+    order = order.then(() =>
+      admitted.then(
+        (admission) => {
+          if (session !== undefined) {
+            enqueue({ request, session, send: afterAct(request.id, admission, send) });
+          }
+        },
+        (error: unknown) => {
+          if (session !== undefined) send(refusal(request.id, error));
+        },
+      ),
+    );
   };
 
   socket.on("data", (chunk: Buffer) => {

@@ -90,3 +90,20 @@ export function runVerb(store: Store, verb: string, args: unknown, session: Sess
   }
   return (handlers[name] as Handler<typeof name>)(store, decoded as never, session);
 }
+
+/**
+ * A verb's arguments decoded, refused as `runVerb` refuses them: what the identity provider's
+ * decision is made from before the verb runs.
+ */
+export function decodeArgs(verb: string, args: unknown): unknown {
+  if (!Object.hasOwn(handlers, verb)) {
+    throw storeError("unknown_verb", `unknown verb ${JSON.stringify(verb)}`);
+  }
+  try {
+    return decodeOrThrow(requests[verb as keyof Requests] as Decoder<unknown>, args ?? {});
+  } catch (error) {
+    if (error instanceof DecodeError)
+      throw storeError("invalid_request", `${verb}: ${error.message}`);
+    throw error;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * What the identity provider is asked for each verb: the action is always the verb's own name
+ * (the IdP maps names to read, write and admin); the resource is chosen here, in one table.
+ * An act is decided in one of three ways:
+ *
+ * - `one`: one resource, decided before the verb runs (a denial is `permission_denied`, and
+ *   the caller learns nothing about what exists there);
+ * - `each`: several records, decided in one batch before the verb runs; any denial refuses
+ *   the whole request (a put or delete of many keys is all or nothing, as its commit is);
+ * - `rows`: decided after the verb reads its page, one decision per row in one batch; denied
+ *   rows are left out of the page and counted in its `denied`.
+ *
+ * A creating verb is decided on the container it creates in (a new collection does not exist
+ * at the IdP until it is placed). A verb missing from the table is denied: every act is
+ * decided, and a verb added without a row here is refused, never allowed.
+ */
+
+export interface Resource {
+  readonly type: string;
+  readonly id: string;
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+export function databaseResource(database: string): Resource {
+  return { type: "service.database", id: database };
+}
+
+export function collectionResource(database: string, collection: string): Resource {
+  return {
+    type: "service.collection",
+    id: `${database}/${collection}`,
+    properties: { database, collection },
+  };
+}
+
+export function branchResource(database: string, collection: string, branch: string): Resource {
+  return {
+    type: "service.branch",
+    id: `${database}/${collection}/${branch}`,
+    properties: { database, collection, branch },
+  };
+}
+
+export function recordResource(
+  database: string,
+  collection: string,
+  branch: string,
+  key: string,
+): Resource {
+  return {
+    type: "service.record",
+    id: `${database}/${collection}/${branch}/${key}`,
+    properties: { database, collection, branch, key },
+  };
+}
+
+/** The decoded arguments the table reads (every verb's decoder gives a subset). */
+export interface ActArgs {
+  readonly collection?: string;
+  readonly branch?: string;
+  readonly from_branch?: string;
+  readonly key?: string;
+  readonly keys?: readonly string[];
+  readonly records?: readonly { key: string }[];
+}
+
+/** A page field of rows and, for each row, the resources that must all be allowed. */
+export interface RowsRule {
+  readonly field: string;
+  resources(database: string, args: ActArgs, row: Record<string, unknown>): Resource[];
+}
+
+export type Act =
+  | { readonly kind: "one"; resource(database: string, args: ActArgs): Resource }
+  | { readonly kind: "each"; resources(database: string, args: ActArgs): Resource[] }
+  | ({ readonly kind: "rows" } & RowsRule);
+
+const db = (d: string) => databaseResource(d);
+const coll = (d: string, a: ActArgs) => collectionResource(d, a.collection!);
+const branch = (d: string, a: ActArgs) => branchResource(d, a.collection!, a.branch ?? "main");
+const record = (d: string, a: ActArgs, key: string) =>
+  recordResource(d, a.collection!, a.branch ?? "main", key);
+
+export const ACTS: Readonly<Record<string, Act>> = {
+  "collections.list": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, _a, row) => [collectionResource(d, String(row.name))],
+  },
+  "collections.create": { kind: "one", resource: db },
+  "collections.delete": { kind: "one", resource: coll },
+  "branches.list": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, a, row) => [branchResource(d, a.collection!, String(row.name))],
+  },
+  "branches.create": { kind: "one", resource: coll },
+  "branches.delete": { kind: "one", resource: branch },
+  "document.get": { kind: "one", resource: (d, a) => record(d, a, a.key!) },
+  "document.put": {
+    kind: "each",
+    resources: (d, a) => (a.records?.map((r) => r.key) ?? [a.key!]).map((k) => record(d, a, k)),
+  },
+  "document.delete": {
+    kind: "each",
+    resources: (d, a) => (a.keys ?? [a.key!]).map((k) => record(d, a, k)),
+  },
+  "document.append_prune": { kind: "one", resource: (d, a) => record(d, a, a.key!) },
+  "document.list": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, a, row) => [record(d, a, String(row.key))],
+  },
+  "history.list": { kind: "one", resource: branch },
+  "history.release": { kind: "one", resource: db },
+  "changes.list": {
+    kind: "rows",
+    field: "changes",
+    // A row shows both sides: when they come from two branches, both must be readable.
+    resources: (d, a, row) => {
+      const key = String(row.key);
+      const to = record(d, a, key);
+      const from = a.from_branch ?? a.branch ?? "main";
+      return from === (a.branch ?? "main")
+        ? [to]
+        : [to, recordResource(d, a.collection!, from, key)];
+    },
+  },
+  "store.stats": { kind: "one", resource: db },
+  // A query's outputs are derived from many records and cannot be filtered row by row, so
+  // it needs read on the whole branch.
+  "query.run": { kind: "one", resource: branch },
+};
