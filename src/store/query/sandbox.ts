@@ -1,0 +1,255 @@
+/**
+ * The query sandbox inside the shipped worker: one QuickJS runtime per query, compiled to
+ * WebAssembly, with no host capability at all (no require, process, fetch, timers,
+ * console, modules). Its bounds are hard, not advisory: the WebAssembly memory it runs in
+ * has a fixed `maximum` (QuickJS's own malloc limit alone let a process grow to 2 GB), and
+ * an interrupt handler stops it at the query's deadline (the store's kill is the backstop
+ * for long native operations, which the handler cannot interrupt). Records arrive as one
+ * JSON text per batch and outputs leave as one JSON text, so a batch crosses the
+ * WebAssembly boundary twice, whatever its size.
+ */
+
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import release from "@jitl/quickjs-wasmfile-release-sync";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+} from "quickjs-emscripten-core";
+
+// The package's types are its CommonJS ones, where the default import is the module
+// object; under ESM (how it is loaded) the default export is the variant itself.
+const base = release as unknown as QuickJSSyncVariant;
+
+/** The WebAssembly API this module uses (the project's lib has no DOM types). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+}
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** WebAssembly page size (the unit of a memory's `maximum`). */
+const PAGE_BYTES = 65_536;
+/**
+ * Memory the QuickJS module needs before any query allocates (its static data, stack
+ * and the runtime's intrinsics): the Emscripten build's INITIAL_MEMORY, 16 MiB. The
+ * memory's maximum is this plus the query's `memory_bytes`.
+ */
+export const SANDBOX_BASE_BYTES = 16 << 20;
+/** Longest error message passed back from the query's own exception (a bound, not a format). */
+export const SANDBOX_MESSAGE_BYTES = 1024;
+
+export class SandboxError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The sandbox's WebAssembly memory and its fixed ceiling in bytes. */
+interface Memory {
+  readonly memory: WasmMemory;
+  readonly maximumBytes: number;
+}
+
+export interface SandboxLimits {
+  readonly timeMs: number;
+  readonly memoryBytes: number;
+  readonly outputsPerRecord: number;
+}
+
+// Compiled once per worker: every query instantiates it with a memory of its own.
+let compiled: object | undefined;
+function wasmModule(): object {
+  compiled ??= new wasm.Module(
+    readFileSync(fileURLToPath(import.meta.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"))),
+  );
+  return compiled;
+}
+
+/**
+ * Captures the intrinsics it uses before the query's code is evaluated, so the code cannot
+ * swap them; the code can still break its own query, nothing else. Throws a marked object
+ * when one record has more outputs than allowed.
+ */
+const DRIVER = `(function (fn, argsJson, maxOutputs) {
+  "use strict";
+  const parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
+  const args = parse(argsJson);
+  return function (recordsJson) {
+    const records = parse(recordsJson);
+    const rows = [];
+    for (let i = 0; i < records.length; i++) {
+      const out = fn(records[i], args);
+      if (out === undefined) continue;
+      if (isArray(out)) {
+        if (out.length > maxOutputs) throw { skeinLimit: "output", index: i, count: out.length };
+        for (let j = 0; j < out.length; j++) rows.push([i, out[j]]);
+      } else rows.push([i, out]);
+    }
+    return stringify(rows);
+  };
+})`;
+
+export class Sandbox {
+  readonly #runtime: QuickJSRuntime;
+  readonly #context: QuickJSContext;
+  readonly #memory: Memory;
+  readonly #run: QuickJSHandle;
+  readonly #limits: SandboxLimits;
+
+  private constructor(
+    parts: { runtime: QuickJSRuntime; context: QuickJSContext; memory: Memory },
+    run: QuickJSHandle,
+    limits: SandboxLimits,
+  ) {
+    this.#runtime = parts.runtime;
+    this.#context = parts.context;
+    this.#memory = parts.memory;
+    this.#run = run;
+    this.#limits = limits;
+  }
+
+  /** A fresh runtime running `code` (a function expression) with `argsJson`. */
+  static async create(code: string, argsJson: string, limits: SandboxLimits): Promise<Sandbox> {
+    const pages = Math.ceil((SANDBOX_BASE_BYTES + limits.memoryBytes) / PAGE_BYTES);
+    const memory: Memory = {
+      memory: new wasm.Memory({ initial: SANDBOX_BASE_BYTES / PAGE_BYTES, maximum: pages }),
+      maximumBytes: pages * PAGE_BYTES,
+    };
+    const module = await newQuickJSWASMModuleFromVariant(
+      newVariant(base, {
+        wasmModule: wasmModule() as never,
+        wasmMemory: memory.memory as never,
+      }),
+    );
+    const runtime = module.newRuntime();
+    runtime.setMemoryLimit(limits.memoryBytes);
+    const deadline = performance.now() + limits.timeMs;
+    runtime.setInterruptHandler(() => performance.now() > deadline);
+    const context = runtime.newContext();
+    const parts = { runtime, context, memory };
+    // Every handle is released before the runtime is: QuickJS asserts on leaked objects.
+    const handles: QuickJSHandle[] = [];
+    const keep = (handle: QuickJSHandle) => {
+      handles.push(handle);
+      return handle;
+    };
+    try {
+      const driver = keep(unwrap(context, context.evalCode(DRIVER, "driver.js")));
+      const fn = keep(unwrap(context, context.evalCode(`(${code}\n)`, "query.js")));
+      if (context.typeof(fn) !== "function") {
+        throw new SandboxError("query_code_error", "code must be a function expression");
+      }
+      const argsHandle = keep(context.newString(argsJson));
+      const max = keep(context.newNumber(limits.outputsPerRecord));
+      const run = unwrap(
+        context,
+        context.callFunction(driver, context.undefined, fn, argsHandle, max),
+      );
+      return new Sandbox(parts, run, limits);
+    } catch (error) {
+      for (const handle of handles.splice(0)) handle.dispose();
+      disposeParts(parts);
+      throw classify(error, memory);
+    } finally {
+      for (const handle of handles) handle.dispose();
+    }
+  }
+
+  /** The rows JSON text for one batch (a JSON array of `{key, value}` records). */
+  runBatch(recordsJson: string): string {
+    const context = this.#context;
+    try {
+      const input = context.newString(recordsJson);
+      const result = context.callFunction(this.#run, context.undefined, input);
+      input.dispose();
+      const out = unwrap(context, result, this.#limits);
+      const text = context.typeof(out) === "string" ? context.getString(out) : undefined;
+      out.dispose();
+      if (text === undefined) throw new SandboxError("query_code_error", "the driver was replaced");
+      return text;
+    } catch (error) {
+      throw classify(error, this.#memory);
+    }
+  }
+
+  dispose(): void {
+    try {
+      this.#run.dispose();
+    } catch {
+      // A runtime broken by a trap is dropped with its memory.
+    }
+    disposeParts({ runtime: this.#runtime, context: this.#context });
+  }
+}
+
+function disposeParts(parts: { runtime: QuickJSRuntime; context: QuickJSContext }): void {
+  try {
+    parts.context.dispose();
+    parts.runtime.dispose();
+  } catch {
+    // Same: after a trap the module is unusable and is garbage with its memory.
+  }
+}
+
+type CallResult = ReturnType<QuickJSContext["evalCode"]>;
+
+/** The value of a call, or a SandboxError naming the limit or the query's own failure. */
+function unwrap(
+  context: QuickJSContext,
+  result: CallResult,
+  limits?: SandboxLimits,
+): QuickJSHandle {
+  if (!("error" in result) || result.error === undefined) return result.value;
+  const error = result.error;
+  let dumped: unknown;
+  try {
+    dumped = context.dump(error);
+  } finally {
+    error.dispose();
+  }
+  throw fromQuickJS(dumped, limits);
+}
+
+function fromQuickJS(dumped: unknown, limits?: SandboxLimits): SandboxError {
+  const value = (typeof dumped === "object" && dumped !== null ? dumped : {}) as Record<
+    string,
+    unknown
+  >;
+  if (value.skeinLimit === "output") {
+    const max = limits?.outputsPerRecord;
+    return new SandboxError(
+      "query_output_limit",
+      `a record gave ${String(value.count)} outputs; query_outputs_per_record is ${max}`,
+    );
+  }
+  if (value.name === "InternalError" && value.message === "interrupted") {
+    return new SandboxError("query_time_limit", "the query ran past query_time_ms");
+  }
+  if (value.name === "InternalError" && value.message === "out of memory") {
+    return new SandboxError("query_memory_limit", "the query needed more than query_memory_bytes");
+  }
+  const text =
+    typeof value.name === "string" ? `${value.name}: ${String(value.message)}` : String(dumped);
+  return new SandboxError("query_code_error", text.slice(0, SANDBOX_MESSAGE_BYTES));
+}
+
+/** A trap of the WebAssembly module at its memory ceiling is the memory limit. */
+function classify(error: unknown, memory: Memory): SandboxError {
+  if (error instanceof SandboxError) return error;
+  const full = memory.memory.buffer.byteLength + 4 * PAGE_BYTES >= memory.maximumBytes;
+  if (full || (error instanceof Error && /memory/i.test(error.message))) {
+    return new SandboxError("query_memory_limit", "the query needed more than query_memory_bytes");
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new SandboxError("query_worker_failed", message.slice(0, SANDBOX_MESSAGE_BYTES));
+}
