@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "../../common/log.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
 import { openStore, type Store } from "../engine/index.ts";
+import { QueryService } from "../query/service.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
@@ -65,10 +66,16 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           await committed.rollback();
           throw error;
         }
+        // A failed probe does not stop the store: it is logged and answers every query.
+        const queries = config.query === null ? null : await QueryService.start(config.query);
+        if (queries?.failure) {
+          log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
+        }
         try {
-          server = await startStoreServer(store, serverOptions(committed.startup));
+          server = await startStoreServer(store, { ...serverOptions(committed.startup), queries });
         } catch (error) {
           stop.dispose();
+          queries?.close();
           await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -82,6 +89,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
         await stop.stopped;
         await server.close();
+        queries?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();

@@ -17,6 +17,7 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
+import { QUERY_CODE_BYTES } from "../query/limits.ts";
 
 export const name = refine(
   string({
@@ -142,4 +143,13 @@ export const requests = {
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
+  "query.run": object({
+    ...where,
+    version: optional(version),
+    prefix: optional(string({ maxBytes: 1024 })),
+    after: optional(string({ maxBytes: 1024 })),
+    limit: optional(limit),
+    code: string({ minBytes: 1, maxBytes: QUERY_CODE_BYTES }),
+    args: optional(jsonValue),
+  }),
 } as const;
