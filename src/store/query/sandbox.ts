@@ -76,8 +76,9 @@ function wasmModule(): object {
 }
 
 /**
- * Captures the intrinsics it uses before the query's code is evaluated, so the code cannot
- * swap them; the code can still break its own query, nothing else. Throws a marked object
+ * Captures the intrinsics it uses before the query's code is evaluated, and uses no
+ * prototype method, so a query that replaces them (Array.prototype.push, say) still has
+ * its outputs gathered; whatever else it breaks is its own sandbox's. Throws a marked object
  * when one record has more outputs than allowed.
  */
 const DRIVER = `(function (fn, argsJson, maxOutputs) {
@@ -92,8 +93,8 @@ const DRIVER = `(function (fn, argsJson, maxOutputs) {
       if (out === undefined) continue;
       if (isArray(out)) {
         if (out.length > maxOutputs) throw { skeinLimit: "output", index: i, count: out.length };
-        for (let j = 0; j < out.length; j++) rows.push([i, out[j]]);
-      } else rows.push([i, out]);
+        for (let j = 0; j < out.length; j++) rows[rows.length] = [i, out[j]];
+      } else rows[rows.length] = [i, out];
     }
     return stringify(rows);
   };
