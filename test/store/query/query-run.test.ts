@@ -96,3 +96,44 @@ describe("queries disabled", async () => {
     );
   });
 });
+
+describe("StoreClient.query and skein-store query", async () => {
+  const { client, socketPath } = await servedQueries();
+  await client.call("collections.create", { collection: "c" });
+  await client.put("c", records(4));
+
+  test("StoreClient.query runs one page", async () => {
+    const page = await client.query("c", "(r, a) => r.value.n * a", { args: 10, limit: 2 });
+    assert.deepEqual(page.rows, [
+      { key: "doc-0000", output: 0 },
+      { key: "doc-0001", output: 10 },
+    ]);
+    assert.equal(page.next, "doc-0001");
+  });
+
+  test("the CLI reads the code from a file or stdin and prints the page", async () => {
+    const { execFile } = await import("node:child_process");
+    const { writeFile, mkdtemp } = await import("node:fs/promises");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const bin = new URL("../../../bin/skein-store.ts", import.meta.url).pathname;
+    const file = join(await mkdtemp(join(tmpdir(), "skein-q-")), "q.js");
+    await writeFile(file, "(r, a) => r.value.tag === a ? r.key : undefined");
+    const cli = (args: string[], input?: string) =>
+      new Promise<{ stdout: string; stderr: string }>((resolve) => {
+        const child = execFile(
+          process.execPath,
+          [bin, "query", "--socket", socketPath, ...args],
+          (_e, stdout, stderr) => resolve({ stdout, stderr }),
+        );
+        child.stdin!.end(input ?? "");
+      });
+    const fromFile = await cli(["c", "--code", file, "--args", '"odd"']);
+    assert.deepEqual(JSON.parse(fromFile.stdout).rows, [
+      { key: "doc-0001", output: "doc-0001" },
+      { key: "doc-0003", output: "doc-0003" },
+    ]);
+    const fromStdin = await cli(["c", "--code", "-", "--limit", "1"], "(r) => r.value.n");
+    assert.equal(JSON.parse(fromStdin.stdout).next, "doc-0000");
+  });
+});
