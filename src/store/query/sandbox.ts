@@ -6,7 +6,8 @@
  * an interrupt handler stops it at the query's deadline (the store's kill is the backstop
  * for long native operations, which the handler cannot interrupt). Records arrive as one
  * JSON text per batch and outputs leave as one JSON text, so a batch crosses the
- * WebAssembly boundary twice, whatever its size.
+ * WebAssembly boundary twice, whatever its size. The WebAssembly instance is reused
+ * between queries until one hits a limit; the runtime never is.
  */
 
 import { readFileSync } from "node:fs";
@@ -19,6 +20,7 @@ import {
   type QuickJSHandle,
   type QuickJSRuntime,
   type QuickJSSyncVariant,
+  type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
 
 // The package's types are its CommonJS ones, where the default import is the module
@@ -76,6 +78,34 @@ function wasmModule(): object {
 }
 
 /**
+ * The WebAssembly instance queries run in, reused while it is healthy: instantiating one
+ * costs milliseconds, a page of a projection often less. Each query still gets a runtime
+ * of its own (its objects are freed with it); the instance is only the memory they live in.
+ */
+let current: { module: QuickJSWASMModule; memory: Memory; memoryBytes: number } | undefined;
+
+async function moduleFor(memoryBytes: number) {
+  if (current !== undefined && current.memoryBytes === memoryBytes) return current;
+  const pages = Math.ceil((SANDBOX_BASE_BYTES + memoryBytes) / PAGE_BYTES);
+  const memory: Memory = {
+    memory: new wasm.Memory({ initial: SANDBOX_BASE_BYTES / PAGE_BYTES, maximum: pages }),
+    maximumBytes: pages * PAGE_BYTES,
+  };
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(base, {
+      wasmModule: wasmModule() as never,
+      wasmMemory: memory.memory as never,
+    }),
+  );
+  current = { module, memory, memoryBytes };
+  return current;
+}
+
+function dropModule(): void {
+  current = undefined;
+}
+
+/**
  * Captures the intrinsics it uses before the query's code is evaluated, and uses no
  * prototype method, so a query that replaces them (Array.prototype.push, say) still has
  * its outputs gathered; whatever else it breaks is its own sandbox's. Throws a marked object
@@ -121,17 +151,7 @@ export class Sandbox {
 
   /** A fresh runtime running `code` (a function expression) with `argsJson`. */
   static async create(code: string, argsJson: string, limits: SandboxLimits): Promise<Sandbox> {
-    const pages = Math.ceil((SANDBOX_BASE_BYTES + limits.memoryBytes) / PAGE_BYTES);
-    const memory: Memory = {
-      memory: new wasm.Memory({ initial: SANDBOX_BASE_BYTES / PAGE_BYTES, maximum: pages }),
-      maximumBytes: pages * PAGE_BYTES,
-    };
-    const module = await newQuickJSWASMModuleFromVariant(
-      newVariant(base, {
-        wasmModule: wasmModule() as never,
-        wasmMemory: memory.memory as never,
-      }),
-    );
+    const { module, memory } = await moduleFor(limits.memoryBytes);
     const runtime = module.newRuntime();
     runtime.setMemoryLimit(limits.memoryBytes);
     const deadline = performance.now() + limits.timeMs;
@@ -160,7 +180,9 @@ export class Sandbox {
     } catch (error) {
       for (const handle of handles.splice(0)) handle.dispose();
       disposeParts(parts);
-      throw classify(error, memory);
+      const refusal = classify(error, memory);
+      if (refusal.code !== "query_code_error") dropModule();
+      throw refusal;
     } finally {
       for (const handle of handles) handle.dispose();
     }
@@ -179,7 +201,13 @@ export class Sandbox {
       if (text === undefined) throw new SandboxError("query_code_error", "the driver was replaced");
       return text;
     } catch (error) {
-      throw classify(error, this.#memory);
+      const refusal = classify(error, this.#memory);
+      // After a limit or a trap the module's heap may be fragmented or broken: the next
+      // query gets a new one. A query that merely threw leaves it as it found it.
+      if (refusal.code !== "query_code_error" && refusal.code !== "query_output_limit") {
+        dropModule();
+      }
+      throw refusal;
     }
   }
 
