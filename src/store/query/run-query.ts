@@ -71,7 +71,14 @@ export async function runQuery(
   let scanned = 0;
   for (;;) {
     while (inFlight.length < QUERY_BATCHES_IN_FLIGHT && sent < limits.scanRecords) {
-      const records = scan.take(Math.min(QUERY_BATCH_RECORDS, limits.scanRecords - sent));
+      const room = expectedRecords(query.limit - rows.length, rows.length, scanned);
+      const count = Math.min(
+        QUERY_BATCH_RECORDS,
+        room - (sent - scanned),
+        limits.scanRecords - sent,
+      );
+      if (count <= 0) break;
+      const records = scan.take(count);
       if (records.length === 0) break;
       sent += records.length;
       inFlight.push(sendBatch(worker, records));
@@ -99,6 +106,19 @@ export async function runQuery(
     );
   }
   return { rows, next: null, scanned, version: scan.version };
+}
+
+/**
+ * How many records the page is expected to still need: the rows it lacks at the yield
+ * seen so far (one row per record before any answer), at most the in-flight window. The
+ * store never has more records in flight than this, so a projection's page is not fed a
+ * batch beyond its end, while a selective filter (yield near 0) keeps the window full.
+ */
+function expectedRecords(missingRows: number, rows: number, examined: number): number {
+  const window = QUERY_BATCHES_IN_FLIGHT * QUERY_BATCH_RECORDS;
+  if (examined > 0 && rows === 0) return window;
+  const rowsPerRecord = examined === 0 ? 1 : rows / examined;
+  return Math.min(window, Math.ceil(missingRows / rowsPerRecord));
 }
 
 function sendBatch(worker: QueryWorkerProcess, records: RecordText[]): Batch {
