@@ -11,6 +11,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import type { SkeinError } from "../../common/errors.ts";
 import { storeError } from "../errors.ts";
+import { encodeBatchFrame } from "./frames.ts";
 import { QUERY_WORKER_START_MS } from "./limits.ts";
 import type { WorkerOutput } from "./protocol.ts";
 import { QueryWorkerProcess } from "./worker-process.ts";
@@ -19,9 +20,9 @@ import { QueryWorkerProcess } from "./worker-process.ts";
 const PROBE_CODE =
   "(record, args) => record.value.n > args.min ? [record.key, record.value.n * 2] : undefined";
 const PROBE_ARGS = { min: 1 };
-const PROBE_RECORDS = [
-  { key: "a", value: { n: 1 } },
-  { key: "b", value: { n: 2 } },
+const PROBE_RECORDS: [key: string, json: string][] = [
+  ["a", '{"n":1}'],
+  ["b", '{"n":2}'],
 ];
 const PROBE_ROWS = JSON.stringify([
   [1, "b"],
@@ -91,16 +92,10 @@ async function exchange(worker: QueryWorkerProcess): Promise<void> {
     }),
     "compiled",
   );
-  const outputs = want(
-    await worker.send({
-      type: "batch",
-      id: worker.id(),
-      records_json: JSON.stringify(PROBE_RECORDS),
-    }),
-    "outputs",
-  );
-  if (JSON.stringify(JSON.parse(outputs.rows_json)) !== PROBE_ROWS) {
-    throw new Error(`the probe query gave ${outputs.rows_json.slice(0, 200)}, not ${PROBE_ROWS}`);
+  const outputs = want(await worker.post(encodeBatchFrame(worker.id(), PROBE_RECORDS)), "outputs");
+  const rows = JSON.stringify(outputs.rows);
+  if (rows !== PROBE_ROWS) {
+    throw new Error(`the probe query gave ${rows.slice(0, 200)}, not ${PROBE_ROWS}`);
   }
   want(await worker.send({ type: "end", id: worker.id() }), "ended");
 }

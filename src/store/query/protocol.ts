@@ -3,8 +3,8 @@
  * and a query worker exchange over the worker's stdin and stdout, as tagged unions on
  * `type`, each decoded once at the pipe with the common decoder. Every message but
  * `ready` carries the `id` of the store message it answers. Records and rows travel as
- * JSON text inside the message (`records_json`, `rows_json`), so a worker can hand a
- * whole batch to its sandbox without building host objects for it.
+ * JSON arrays inside the message; a batch has one exact layout (frames.ts) so a worker can
+ * hand its records' bytes to a sandbox without parsing the message.
  *
  *   store → worker: compile, batch, end
  *   worker → store: ready (once, unasked), compiled, outputs, error, ended
@@ -12,9 +12,11 @@
 
 // The decode modules one by one, not the index: the worker runs under Node's permission
 // model and may read only these files, not the JSON-source decoders' dependencies.
-import type { Decoded } from "../../common/decode/decoder.ts";
+import { array } from "../../common/decode/collections.ts";
+import type { Decoded, Decoder } from "../../common/decode/decoder.ts";
 import { integer, u32 } from "../../common/decode/numbers.ts";
 import { tagged } from "../../common/decode/objects.ts";
+import { refuse } from "../../common/decode/refusal.ts";
 import { string } from "../../common/decode/strings.ts";
 
 /** The protocol version a worker names in `ready`; the store refuses any other. */
@@ -22,6 +24,20 @@ export const QUERY_PROTOCOL = 1;
 
 const id = u32();
 const bytes = integer("u64", { min: 1, max: Number.MAX_SAFE_INTEGER });
+
+/** Any value JSON.parse made (it is JSON by construction, so nothing is checked). */
+const parsed: Decoder<unknown> = { expected: "JSON value", run: (value) => value };
+
+/** A row: `[index, output]`, index into the batch. Order is checked by the store. */
+const row: Decoder<readonly [number, unknown]> = {
+  expected: "[index, output]",
+  run(value, path) {
+    if (!Array.isArray(value) || value.length !== 2 || !Number.isSafeInteger(value[0])) {
+      refuse("shape", path, "must be [index, output] with an integer index");
+    }
+    return value as [number, unknown];
+  },
+};
 
 export const workerInput = tagged("type", {
   /** Starts a query: a fresh sandbox running `code` with `args`, under these limits. */
@@ -33,8 +49,8 @@ export const workerInput = tagged("type", {
     memory_bytes: bytes,
     outputs_per_record: bytes,
   },
-  /** Runs the query's function over each record of a JSON array of `{key, value}`. */
-  batch: { id, records_json: string() },
+  /** Runs the query's function over each record, `{key, value}`. */
+  batch: { id, records: array(parsed) },
   /** Ends the query: the sandbox is discarded. Answered by `ended`. */
   end: { id },
 });
@@ -42,8 +58,8 @@ export const workerInput = tagged("type", {
 export const workerOutput = tagged("type", {
   ready: { protocol: u32(), worker: string({ maxBytes: 256 }) },
   compiled: { id },
-  /** A JSON array of `[index, output]`, index into the batch, in record order. */
-  outputs: { id, rows_json: string() },
+  /** `[index, output]` rows, index into the batch, in record order. */
+  outputs: { id, rows: array(row) },
   error: { id, code: string({ maxBytes: 64 }), message: string({ maxBytes: 4096 }) },
   ended: { id },
 });

@@ -18,6 +18,7 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { RecordScan, RecordText } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import { encodeBatchFrame } from "./frames.ts";
 import { QUERY_BATCH_RECORDS, QUERY_BATCHES_IN_FLIGHT } from "./limits.ts";
 import { WORKER_ERROR_CODES, type WorkerOutput } from "./protocol.ts";
 import type { QueryWorkerProcess } from "./worker-process.ts";
@@ -52,19 +53,18 @@ export async function runQuery(
   query: { readonly code: string; readonly argsJson: string; readonly limit: number },
   limits: QueryLimits,
 ): Promise<QueryPage> {
-  expect(
-    await worker.send({
-      type: "compile",
-      id: worker.id(),
-      code: query.code,
-      args_json: query.argsJson,
-      time_ms: limits.timeMs,
-      memory_bytes: limits.memoryBytes,
-      outputs_per_record: limits.outputsPerRecord,
-    }),
-    "compiled",
-    worker,
-  );
+  // The first batches go out behind the compile, not after its answer: the worker answers
+  // in order, and after a failed compile it answers them with the same error.
+  let compiled: Promise<WorkerOutput> | undefined = worker.send({
+    type: "compile",
+    id: worker.id(),
+    code: query.code,
+    args_json: query.argsJson,
+    time_ms: limits.timeMs,
+    memory_bytes: limits.memoryBytes,
+    outputs_per_record: limits.outputsPerRecord,
+  });
+  compiled.catch(() => {});
   const rows: QueryRow[] = [];
   const inFlight: Batch[] = [];
   let sent = 0;
@@ -83,10 +83,14 @@ export async function runQuery(
       sent += records.length;
       inFlight.push(sendBatch(worker, records));
     }
+    if (compiled !== undefined) {
+      expect(await compiled, "compiled", worker);
+      compiled = undefined;
+    }
     const batch = inFlight.shift();
     if (batch === undefined) break;
     const answer = expect(await batch.answer, "outputs", worker);
-    const stop = collect(answer.rows_json, batch.keys, rows, query.limit, limits, worker);
+    const stop = collect(answer.rows, batch.keys, rows, query.limit, limits, worker);
     if (stop >= 0) {
       const more = stop < batch.keys.length - 1 || inFlight.length > 0 || !scan.exhausted;
       return {
@@ -123,17 +127,9 @@ function expectedRecords(missingRows: number, rows: number, examined: number): n
 
 function sendBatch(worker: QueryWorkerProcess, records: RecordText[]): Batch {
   const keys: string[] = new Array(records.length);
-  // The stored values are JSON text already: the batch is assembled around them.
-  let text = "[";
-  for (let i = 0; i < records.length; i++) {
-    const [key, json] = records[i]!;
-    keys[i] = key;
-    text += `${i === 0 ? "" : ","}{"key":${JSON.stringify(key)},"value":${json}}`;
-  }
-  text += "]";
-  const answer = worker.post(
-    `{"type":"batch","id":${worker.id()},"records_json":${JSON.stringify(text)}}`,
-  );
+  for (let i = 0; i < records.length; i++) keys[i] = records[i]![0];
+  // The stored values are JSON text already: the frame is written around them.
+  const answer = worker.post(encodeBatchFrame(worker.id(), records));
   // A page may end before this answer is read; its failure is then nobody's concern.
   answer.catch(() => {});
   return { keys, answer };
@@ -144,25 +140,18 @@ function sendBatch(worker: QueryWorkerProcess, records: RecordText[]): Batch {
  * page (the page ends there), or -1 when the whole batch fitted.
  */
 function collect(
-  rowsJson: string,
+  rows: readonly (readonly [number, unknown])[],
   keys: string[],
   page: QueryRow[],
   limit: number,
   limits: QueryLimits,
   worker: QueryWorkerProcess,
 ): number {
-  let rows: unknown;
-  try {
-    rows = JSON.parse(rowsJson);
-  } catch {
-    throw worker.kill("sent rows that are not JSON");
-  }
-  if (!Array.isArray(rows)) throw worker.kill("sent rows that are not an array");
   let current = -1;
   let count = 0;
-  for (const row of rows) {
-    const index = Array.isArray(row) && row.length === 2 ? row[0] : undefined;
-    if (!Number.isInteger(index) || index < current || index >= keys.length) {
+  for (let r = 0; r < rows.length; r++) {
+    const [index, output] = rows[r]!;
+    if (index < current || index < 0 || index >= keys.length) {
       throw worker.kill("sent a row outside its batch or out of order");
     }
     if (index !== current) {
@@ -176,7 +165,7 @@ function collect(
         `record ${JSON.stringify(keys[index])} gave more than query_outputs_per_record (${limits.outputsPerRecord}) outputs`,
       );
     }
-    page.push({ key: keys[index]!, output: (row as unknown[])[1] });
+    page.push({ key: keys[index]!, output });
   }
   return page.length >= limit && current >= 0 ? current : -1;
 }

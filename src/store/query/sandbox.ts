@@ -4,10 +4,12 @@
  * console, modules). Its bounds are hard, not advisory: the WebAssembly memory it runs in
  * has a fixed `maximum` (QuickJS's own malloc limit alone let a process grow to 2 GB), and
  * an interrupt handler stops it at the query's deadline (the store's kill is the backstop
- * for long native operations, which the handler cannot interrupt). Records arrive as one
- * JSON text per batch and outputs leave as one JSON text, so a batch crosses the
- * WebAssembly boundary twice, whatever its size. The WebAssembly instance is reused
- * between queries until one hits a limit; the runtime never is.
+ * for long native operations, which the handler cannot interrupt). Records arrive as the
+ * UTF-8 bytes of one JSON array per batch, copied straight into the sandbox's memory, and
+ * outputs leave as the bytes of one JSON text, so a batch crosses the WebAssembly boundary
+ * twice whatever its size, and no host string of it is made. The WebAssembly instance is
+ * reused between queries until one hits a limit; a runtime never is, but the next query's
+ * is made ahead of it, between queries (`prepareSandbox`).
  */
 
 import { readFileSync } from "node:fs";
@@ -103,6 +105,81 @@ async function moduleFor(memoryBytes: number) {
 
 function dropModule(): void {
   current = undefined;
+  discardSpare();
+}
+
+/** A runtime with the driver evaluated and no query code run in it yet. */
+interface Fresh {
+  readonly owner: NonNullable<typeof current>;
+  readonly runtime: QuickJSRuntime;
+  readonly context: QuickJSContext;
+  readonly driver: QuickJSHandle;
+}
+
+/**
+ * The next query's runtime, made between queries: making one (its context's intrinsics,
+ * the driver) costs about a millisecond, which a page of a projection would otherwise wait
+ * for. It belongs to no query until `Sandbox.create` takes it, and is dropped with its
+ * module.
+ */
+let spare: Fresh | undefined;
+
+async function freshRuntime(memoryBytes: number): Promise<Fresh> {
+  const owner = await moduleFor(memoryBytes);
+  const runtime = owner.module.newRuntime();
+  runtime.setMemoryLimit(memoryBytes);
+  const context = runtime.newContext();
+  try {
+    return {
+      owner,
+      runtime,
+      context,
+      driver: unwrap(context, context.evalCode(DRIVER, "driver.js")),
+    };
+  } catch (error) {
+    disposeParts({ runtime, context });
+    throw error;
+  }
+}
+
+/** Makes the next query's runtime now, if the last one's memory size is asked again. */
+export async function prepareSandbox(memoryBytes: number): Promise<void> {
+  if (spare !== undefined && spare.owner === current && current.memoryBytes === memoryBytes) {
+    return;
+  }
+  discardSpare();
+  try {
+    spare = await freshRuntime(memoryBytes);
+  } catch {
+    // The query that comes will make its own and meet whatever failed here.
+    dropModule();
+  }
+}
+
+function discardSpare(): void {
+  const fresh = spare;
+  spare = undefined;
+  if (fresh === undefined) return;
+  try {
+    fresh.driver.dispose();
+  } catch {
+    // Dropped with its module's memory.
+  }
+  disposeParts(fresh);
+}
+
+/** The spare runtime if it suits `memoryBytes`, or a new one. */
+async function takeRuntime(memoryBytes: number): Promise<Fresh> {
+  const fresh = spare;
+  spare = undefined;
+  if (fresh !== undefined && fresh.owner === current && current.memoryBytes === memoryBytes) {
+    return fresh;
+  }
+  if (fresh !== undefined) {
+    spare = fresh;
+    discardSpare();
+  }
+  return freshRuntime(memoryBytes);
 }
 
 /**
@@ -151,21 +228,25 @@ export class Sandbox {
 
   /** A fresh runtime running `code` (a function expression) with `argsJson`. */
   static async create(code: string, argsJson: string, limits: SandboxLimits): Promise<Sandbox> {
-    const { module, memory } = await moduleFor(limits.memoryBytes);
-    const runtime = module.newRuntime();
-    runtime.setMemoryLimit(limits.memoryBytes);
+    let fresh: Fresh;
+    try {
+      fresh = await takeRuntime(limits.memoryBytes);
+    } catch (error) {
+      const memory = current?.memory;
+      dropModule();
+      throw memory === undefined ? error : classify(error, memory);
+    }
+    const { runtime, context, driver, owner } = fresh;
     const deadline = performance.now() + limits.timeMs;
     runtime.setInterruptHandler(() => performance.now() > deadline);
-    const context = runtime.newContext();
-    const parts = { runtime, context, memory };
+    const parts = { runtime, context, memory: owner.memory };
     // Every handle is released before the runtime is: QuickJS asserts on leaked objects.
-    const handles: QuickJSHandle[] = [];
+    const handles: QuickJSHandle[] = [driver];
     const keep = (handle: QuickJSHandle) => {
       handles.push(handle);
       return handle;
     };
     try {
-      const driver = keep(unwrap(context, context.evalCode(DRIVER, "driver.js")));
       const fn = keep(unwrap(context, context.evalCode(`(${code}\n)`, "query.js")));
       if (context.typeof(fn) !== "function") {
         throw new SandboxError("query_code_error", "code must be a function expression");
@@ -180,7 +261,7 @@ export class Sandbox {
     } catch (error) {
       for (const handle of handles.splice(0)) handle.dispose();
       disposeParts(parts);
-      const refusal = classify(error, memory);
+      const refusal = classify(error, owner.memory);
       if (refusal.code !== "query_code_error") dropModule();
       throw refusal;
     } finally {
@@ -188,18 +269,25 @@ export class Sandbox {
     }
   }
 
-  /** The rows JSON text for one batch (a JSON array of `{key, value}` records). */
-  runBatch(recordsJson: string): string {
+  /**
+   * The rows of one batch as the UTF-8 bytes of a JSON array of `[index, output]`, from
+   * the bytes of a JSON array of `{key, value}` records.
+   */
+  runBatch(records: Uint8Array): Uint8Array {
     const context = this.#context;
     try {
-      const input = context.newString(recordsJson);
+      const input = newStringFromBytes(context, this.#memory, records);
       const result = context.callFunction(this.#run, context.undefined, input);
       input.dispose();
       const out = unwrap(context, result, this.#limits);
-      const text = context.typeof(out) === "string" ? context.getString(out) : undefined;
-      out.dispose();
-      if (text === undefined) throw new SandboxError("query_code_error", "the driver was replaced");
-      return text;
+      try {
+        if (context.typeof(out) !== "string") {
+          throw new SandboxError("query_code_error", "the driver was replaced");
+        }
+        return stringBytes(context, this.#memory, out);
+      } finally {
+        out.dispose();
+      }
     } catch (error) {
       const refusal = classify(error, this.#memory);
       // After a limit or a trap the module's heap may be fragmented or broken: the next
@@ -227,6 +315,60 @@ function disposeParts(parts: { runtime: QuickJSRuntime; context: QuickJSContext 
     parts.runtime.dispose();
   } catch {
     // Same: after a trap the module is unusable and is garbage with its memory.
+  }
+}
+
+/**
+ * The parts of quickjs-emscripten-core below its public API that moving a batch as bytes
+ * needs (its public strings go through Emscripten's JavaScript UTF-8 loops, which cost
+ * more than QuickJS's parse of the records): the module's allocator, three FFI functions
+ * and the context's handle maker. The version is pinned in package.json; the query tests
+ * run every batch through these.
+ */
+interface ContextInternals {
+  readonly ctx: { readonly value: number };
+  readonly module: { _malloc(bytes: number): number; _free(pointer: number): void };
+  readonly ffi: {
+    QTS_NewString(ctx: number, pointer: number): number;
+    QTS_GetString(ctx: number, value: number): number;
+    QTS_FreeCString(ctx: number, pointer: number): void;
+  };
+  readonly memory: { heapValueHandle(pointer: number): QuickJSHandle };
+}
+
+const outOfMemory = () =>
+  new SandboxError("query_memory_limit", "the query needed more than query_memory_bytes");
+
+/** A QuickJS string of UTF-8 `bytes` (JSON text: it holds no NUL byte). */
+function newStringFromBytes(
+  context: QuickJSContext,
+  memory: Memory,
+  bytes: Uint8Array,
+): QuickJSHandle {
+  const raw = context as unknown as ContextInternals;
+  const pointer = raw.module._malloc(bytes.length + 1);
+  if (pointer === 0) throw outOfMemory();
+  try {
+    // Read the buffer after the allocation: it may have grown the memory.
+    const heap = new Uint8Array(memory.memory.buffer);
+    heap.set(bytes, pointer);
+    heap[pointer + bytes.length] = 0;
+    return raw.memory.heapValueHandle(raw.ffi.QTS_NewString(raw.ctx.value, pointer));
+  } finally {
+    raw.module._free(pointer);
+  }
+}
+
+/** The UTF-8 bytes of a QuickJS string, copied out of the sandbox's memory. */
+function stringBytes(context: QuickJSContext, memory: Memory, value: QuickJSHandle): Uint8Array {
+  const raw = context as unknown as ContextInternals;
+  const pointer = raw.ffi.QTS_GetString(raw.ctx.value, value.value as unknown as number);
+  if (pointer === 0) throw outOfMemory();
+  try {
+    const heap = new Uint8Array(memory.memory.buffer);
+    return Buffer.from(heap.subarray(pointer, heap.indexOf(0, pointer)));
+  } finally {
+    raw.ffi.QTS_FreeCString(raw.ctx.value, pointer);
   }
 }
 

@@ -39,7 +39,7 @@ export class QueryWorkerProcess {
           this.kill(`sent a frame of ${event.length} bytes (at most ${frameLimit})`);
           return;
         }
-        this.#onFrame(event.text);
+        this.#onFrame(event.payload);
       }
     });
     child.stdin!.on("error", () => {});
@@ -87,16 +87,16 @@ export class QueryWorkerProcess {
     return id;
   }
 
-  /** Sends one message (as its JSON text) and resolves with the worker's answer to it. */
-  post(text: string): Promise<WorkerOutput> {
+  /** Sends one framed message and resolves with the worker's answer to it. */
+  post(frame: Buffer): Promise<WorkerOutput> {
     if (this.#dead !== undefined) return Promise.reject(this.#dead);
     const answer = this.#next();
-    this.#child.stdin!.write(encodeJsonFrame(text));
+    this.#child.stdin!.write(frame);
     return answer;
   }
 
   send(message: WorkerInput): Promise<WorkerOutput> {
-    return this.post(JSON.stringify(message));
+    return this.post(encodeJsonFrame(JSON.stringify(message)));
   }
 
   /** Kills the process; the returned error (also what every waiter gets) names why. */
@@ -111,10 +111,10 @@ export class QueryWorkerProcess {
     return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
   }
 
-  #onFrame(text: string): void {
+  #onFrame(payload: Buffer): void {
     let message: WorkerOutput;
     try {
-      message = decodeOrThrow(workerOutput, JSON.parse(text));
+      message = decodeOrThrow(workerOutput, JSON.parse(payload.toString("utf8")));
     } catch (error) {
       this.kill(`sent a malformed message (${(error as Error).message.slice(0, 200)})`);
       return;

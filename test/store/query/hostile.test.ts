@@ -105,9 +105,9 @@ process.stdin.on("data", (c) => { buf = Buffer.concat([buf, c]);
   while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) { const n = buf.readUInt32BE(0); const m = JSON.parse(buf.toString("utf8", 4, 4 + n)); buf = buf.subarray(4 + n);
     if (m.type === "compile") frame({ type: "compiled", id: m.id });
     else if (m.type === "end") frame({ type: "ended", id: m.id });
-    else if (m.records_json.includes('"key":"b"')) frame({ type: "outputs", id: m.id, rows_json: '[[1,"b"],[1,4]]' });
-    else if (JSON.parse(m.records_json).some((r) => r.key === "stall")) stalled = true;
-    else if (!stalled) frame({ type: "outputs", id: m.id, rows_json: JSON.stringify(JSON.parse(m.records_json).map((r, i) => [i, r.value])) });
+    else if (m.records.some((r) => r.key === "b")) frame({ type: "outputs", id: m.id, rows: [[1, "b"], [1, 4]] });
+    else if (m.records.some((r) => r.key === "stall")) stalled = true;
+    else if (!stalled) frame({ type: "outputs", id: m.id, rows: m.records.map((r, i) => [i, r.value]) });
   } });`,
   );
   const worker = join(dir, "worker");

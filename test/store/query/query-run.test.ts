@@ -41,6 +41,25 @@ describe("query.run over a real socket with the shipped worker", async () => {
     assert.equal(last.next, null);
   });
 
+  test("keys and values of any text reach the code and come back intact", async () => {
+    await client.call("collections.create", { collection: "text" });
+    // In key order, as the page gives them; the last one is wider than its ASCII estimate.
+    const texts = [
+      { key: "clé-日本-😀", value: { s: "ünï 😀 ☃", n: [1.5, -2, 1e21] } },
+      { key: 'quote"back\\slash', value: { s: "line\u2028sep" } },
+      { key: "z-wide", value: "日本語".repeat(20_000) },
+    ];
+    await client.put("text", texts);
+    const page = (await client.call("query.run", {
+      collection: "text",
+      code: "(r) => ({ key: r.key, value: r.value, length: JSON.stringify(r.value).length })",
+    })) as Page;
+    assert.deepEqual(
+      page.rows.map((r) => r.output),
+      texts.map((t) => ({ key: t.key, value: t.value, length: JSON.stringify(t.value).length })),
+    );
+  });
+
   test("query_scan_limit: a page that needs more records than query_scan_records", async () => {
     const error = await refused(run({ code: "() => undefined", limit: 10 }), "query_scan_limit");
     assert.match(error.message, /query_scan_records \(120\)/);

@@ -25,7 +25,7 @@ function handle(message) {
     send({ type: "compiled", id: message.id });
   } else if (message.type === "end") send({ type: "ended", id: message.id });
   else if (message.type === "batch") {
-    const records = JSON.parse(message.records_json);
+    const records = message.records;
     appendFileSync(log, `${records.length}\n`);
     const rows = [];
     records.forEach((record, index) => {
@@ -33,7 +33,7 @@ function handle(message) {
       if (Array.isArray(out)) for (const o of out) rows.push([index, o]);
       else if (out !== undefined) rows.push([index, out]);
     });
-    send({ type: "outputs", id: message.id, rows_json: JSON.stringify(rows) });
+    send({ type: "outputs", id: message.id, rows });
   }
 }
 
