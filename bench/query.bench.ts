@@ -6,9 +6,14 @@
  * on the listed records (what a user might run instead). Records have the store bench's
  * shape (about 200 bytes). Every case pages through the whole collection with pages of
  * max_page (1000) rows. SKEIN_BENCH_RECORDS sets the record count (default 1,000,000).
+ *
+ * Besides records per second (wall time, which other load on the machine moves), each
+ * case reports the CPU time per record of this process (the store and the bench's client)
+ * and of the query workers (from /proc, on Linux): those move far less with load, and say
+ * which side bounds the rate.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,8 +76,25 @@ const client = await StoreClient.connect(socketPath, { maxFrame: 64 << 20, timeo
 
 type Page = { rows: unknown[]; next: string | null; scanned?: number };
 
+/** CPU seconds (user + system) the query workers have used, or NaN off Linux. */
+function workersCpuSeconds(): number {
+  let ticks = 0;
+  try {
+    for (const pid of queries.workerPids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+  } catch {
+    return Number.NaN;
+  }
+  return ticks / 100;
+}
+
 /** Pages through the collection with `call`; records per second and rows seen. */
 async function pages(call: (after: string | undefined) => Promise<Page>) {
+  const cpu = process.cpuUsage();
+  const workerCpu = workersCpuSeconds();
   const start = performance.now();
   let after: string | undefined;
   let rows = 0;
@@ -86,11 +108,14 @@ async function pages(call: (after: string | undefined) => Promise<Page>) {
     after = page.next ?? undefined;
   } while (after !== undefined);
   const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
   return {
     records_per_s: Math.round(scanned / seconds),
     rows,
     calls,
     seconds: +seconds.toFixed(2),
+    store_cpu_us_per_record: +((used.user + used.system) / scanned).toFixed(2),
+    worker_cpu_us_per_record: +(((workersCpuSeconds() - workerCpu) * 1e6) / scanned).toFixed(2),
   };
 }
 
