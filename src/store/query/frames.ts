@@ -1,9 +1,8 @@
 /**
  * Frames between the store and a query worker: a 4-byte big-endian payload length, then
  * the payload as UTF-8 JSON text. JSON (not the socket's MessagePack) so a worker in any
- * language can speak it with its standard library. `JsonFrameReader` reassembles frames
- * from pipe chunks and reports a frame above its limit as soon as the length is known,
- * before buffering it. Both the store and the shipped worker use this module.
+ * language can speak it with its standard library; the reader is the common one
+ * (src/common/frame-reader.ts). Both the store and the shipped worker use this module.
  *
  * A batch frame has one exact layout (docs/queries.md, "Worker protocol"), which the store
  * always writes and a worker may rely on: `{"type":"batch","id":N,"records":[...]}` with
@@ -14,7 +13,9 @@
  * make than the bytes they hold.
  */
 
-export const FRAME_HEADER_BYTES = 4;
+import { FRAME_HEADER_BYTES } from "../../common/frame-reader.ts";
+
+export { FrameReader as JsonFrameReader } from "../../common/frame-reader.ts";
 
 export function encodeJsonFrame(text: string): Buffer {
   const length = Buffer.byteLength(text);
@@ -105,56 +106,4 @@ export function sliceBatch(payload: Buffer): { id: number; records: Buffer } | u
   if (payload.compare(batchRecords, 0, batchRecords.length, at, end) !== 0) return undefined;
   if (payload[end] !== 0x5b) return undefined;
   return { id, records: payload.subarray(end, payload.length - 1) };
-}
-
-export type JsonFrameEvent =
-  | { readonly kind: "frame"; readonly payload: Buffer }
-  | { readonly kind: "too_large"; readonly length: number };
-
-export class JsonFrameReader {
-  // Chunks are kept apart until a whole frame is in: joining on every chunk would copy a
-  // large frame once per pipe read.
-  #chunks: Buffer[] = [];
-  #buffered = 0;
-  readonly #limit: number;
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  /** The complete frames in `chunk` and whatever was buffered before it, in order. */
-  push(chunk: Buffer): JsonFrameEvent[] {
-    this.#chunks.push(chunk);
-    this.#buffered += chunk.length;
-    const events: JsonFrameEvent[] = [];
-    while (this.#buffered >= FRAME_HEADER_BYTES) {
-      const head = this.#join(FRAME_HEADER_BYTES);
-      const length = head.readUInt32BE(0);
-      if (length > this.#limit) {
-        events.push({ kind: "too_large", length });
-        this.#chunks = [];
-        this.#buffered = 0;
-        return events;
-      }
-      if (this.#buffered < FRAME_HEADER_BYTES + length) break;
-      const data = this.#join(FRAME_HEADER_BYTES + length);
-      const end = FRAME_HEADER_BYTES + length;
-      events.push({ kind: "frame", payload: data.subarray(FRAME_HEADER_BYTES, end) });
-      const rest = data.subarray(end);
-      this.#chunks = rest.length === 0 ? this.#chunks.slice(1) : [rest, ...this.#chunks.slice(1)];
-      this.#buffered -= end;
-    }
-    return events;
-  }
-
-  /** Joins chunks until the first holds at least `bytes` bytes; returns it. */
-  #join(bytes: number): Buffer {
-    const chunks = this.#chunks;
-    if (chunks[0]!.length >= bytes) return chunks[0]!;
-    let count = 0;
-    let joined = 0;
-    while (joined < bytes) joined += chunks[count++]!.length;
-    chunks.splice(0, count, Buffer.concat(chunks.slice(0, count), joined));
-    return chunks[0]!;
-  }
 }
