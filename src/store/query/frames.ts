@@ -50,20 +50,21 @@ export function encodeBatchFrame(
   id: number,
   records: readonly (readonly [key: string, json: string])[],
 ): Buffer {
-  // Sized for ASCII text, which stored JSON mostly is; grown when a part might not fit.
+  // Sized for ASCII text, which stored JSON mostly is (the 24 is a record's punctuation
+  // and key quotes); grown only when multi-byte text does not fit.
   let estimate = 64;
   for (let i = 0; i < records.length; i++) {
-    estimate += records[i]![0].length + records[i]![1].length + 16;
+    estimate += records[i]![0].length + records[i]![1].length + 24;
   }
   const out = { frame: Buffer.allocUnsafe(FRAME_HEADER_BYTES + estimate), at: FRAME_HEADER_BYTES };
   put(out, `${BATCH_HEAD}${id}${BATCH_RECORDS}${OPEN}`);
   for (let i = 0; i < records.length; i++) {
     const [key, json] = records[i]!;
-    put(out, `${i === 0 ? "" : ","}{"key":${JSON.stringify(key)},"value":`);
+    // The previous record's closing brace goes with this one's head: two writes a record.
+    put(out, `${i === 0 ? "" : "},"}{"key":${JSON.stringify(key)},"value":`);
     put(out, json);
-    put(out, "}");
   }
-  put(out, CLOSE);
+  put(out, records.length === 0 ? CLOSE : `}${CLOSE}`);
   out.frame.writeUInt32BE(out.at - FRAME_HEADER_BYTES, 0);
   return out.frame.subarray(0, out.at);
 }

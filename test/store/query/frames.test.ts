@@ -37,6 +37,12 @@ describe("worker frames", () => {
     assert.equal(JSON.parse(payload.toString("utf8")).records[0].value, "日本語".repeat(5000));
   });
 
+  test("an empty batch is an empty array", () => {
+    const payload = encodeBatchFrame(7, []).subarray(4);
+    assert.equal(payload.toString("utf8"), '{"type":"batch","id":7,"records":[]}');
+    assert.equal(sliceBatch(payload)!.records.toString("utf8"), "[]");
+  });
+
   test("any other layout is left to the parser", () => {
     for (const text of [
       '{"type":"batch", "id":1,"records":[]}',
