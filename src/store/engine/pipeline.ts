@@ -41,6 +41,8 @@ interface InFlight {
   readonly nodes: NewNodes;
   /** The mark this commit is chained to. */
   readonly after: number | null;
+  /** Its own mark. */
+  readonly mark: number;
   /** Which run of the chain it belongs to; a loss starts a new one. */
   readonly run: number;
   readonly resolve: () => void;
@@ -58,6 +60,13 @@ export class CommitPipeline {
   #unsettled = 0;
   /** The mark the next commit chains to: the last commit added, or the last durable one. */
   #last: number | null;
+  /**
+   * The mark of the last commit known durable: where the chain restarts after a loss. (Not
+   * the lost commit's `after`: outcomes can be reported out of order, a failed transaction's
+   * reason arriving after the skip of a commit chained to it, and a restart from the
+   * skipped commit's `after` would chain every later commit to a mark never written.)
+   */
+  #durableMark: number | null;
   /** The highest mark handed out; marks are never reused, even after a loss. */
   #marks: number;
   #run = 0;
@@ -72,6 +81,7 @@ export class CommitPipeline {
     this.#readers = readers;
     this.#reload = reload;
     this.#last = writer.pipelineMark();
+    this.#durableMark = this.#last;
     this.#marks = this.#last ?? 0;
   }
 
@@ -107,7 +117,7 @@ export class CommitPipeline {
     this.#last = mark;
     this.#unsettled++;
     return new Promise<void>((resolve, reject) => {
-      const commit: InFlight = { nodes, after, run: this.#run, resolve, reject };
+      const commit: InFlight = { nodes, after, mark, run: this.#run, resolve, reject };
       let written: Promise<boolean>;
       try {
         written = this.writer.writeCommitsAfter([writes], after, mark);
@@ -132,6 +142,7 @@ export class CommitPipeline {
   }
 
   #durable(commit: InFlight): void {
+    if (commit.run === this.#run) this.#durableMark = commit.mark;
     for (const [shard, node] of commit.nodes) {
       this.#readers[shard]!.cache.set(node);
       this.pending.delete(node.hash);
@@ -144,7 +155,7 @@ export class CommitPipeline {
       // The first loss of this run: every commit added after it is built on it and will
       // be skipped by LMDB. Later commits start a new run from the last durable mark.
       this.#run++;
-      this.#last = commit.after;
+      this.#last = this.#durableMark;
       this.pending.clear();
       this.#reload();
     }

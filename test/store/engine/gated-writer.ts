@@ -76,6 +76,24 @@ export class GatedWriter implements CommitWriter {
     this.release();
   }
 
+  /**
+   * Fails the first held write, but reports it only after LMDB has answered the others (it
+   * skips them): the order lmdb-js itself can report in, a failed transaction's reason
+   * arriving through a second promise after the skips of the commits chained to it.
+   */
+  async failLate(): Promise<void> {
+    const first = this.#held.shift();
+    const rest = this.#held.splice(0);
+    this.holding = false;
+    await Promise.all(
+      rest.map((held) =>
+        this.#write(held.commits, held.after, held.mark).then(held.resolve, held.reject),
+      ),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    first?.reject(new Error("injected flush failure, reported late"));
+  }
+
   #write(commits: readonly CommitWrites[], after: number | null, mark: number) {
     return this.#real.writeCommitsAfter(commits, after, mark).then((done) => {
       this.outcomes.push(done);

@@ -109,6 +109,27 @@ describe("commit pipeline", async () => {
     assert.equal(again.stats().next_version, next.version + 1);
   });
 
+  test("a failure reported after the skips it caused: the chain restarts from the last durable commit", async () => {
+    const store = await reopen();
+    const before = await store.putPipelined(main, [{ key: "late", value: "durable" }]);
+    const gate = GatedWriter.install(store);
+    gate.holding = true;
+    const lost = [1, 2, 3].map((i) =>
+      assert.rejects(store.putPipelined(main, [{ key: "late", value: i }]), isInternalError),
+    );
+    await turns();
+    await gate.failLate();
+    await Promise.all(lost);
+    await store.idle();
+    // Restarted from the commit chained to by the skipped ones (a mark never written), every
+    // later commit would be skipped too.
+    const next = await store.putPipelined(main, [{ key: "late", value: "after" }]);
+    assert.equal(next.version, before.version + 1);
+    assert.equal(store.get(main, "late").value, "after");
+    const again = await reopen();
+    assert.equal(again.get(main, "late").value, "after");
+  });
+
   test("a sweep started while commits are in flight keeps their new nodes", async () => {
     const store = await reopen();
     const gate = GatedWriter.install(store);

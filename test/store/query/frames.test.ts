@@ -77,8 +77,9 @@ describe("worker frames", () => {
       );
     }
     const small = new JsonFrameReader(10);
-    assert.deepEqual(small.push(encodeJsonFrame('{"type":"end","id":1}')), [
-      { kind: "too_large", length: 21 },
-    ]);
+    assert.deepEqual(
+      [...small.push(encodeJsonFrame('{"type":"end","id":1}'))],
+      [{ kind: "too_large", length: 21 }],
+    );
   });
 });
