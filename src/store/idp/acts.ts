@@ -130,4 +130,6 @@ export const ACTS: Readonly<Record<string, Act>> = {
   // A query's outputs are derived from many records and cannot be filtered row by row, so
   // it needs read on the whole branch.
   "query.run": { kind: "one", resource: branch },
+  // Texts given in the request are not records: embedding them is an act on the database.
+  "embed.texts": { kind: "one", resource: db },
 };

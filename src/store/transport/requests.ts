@@ -10,6 +10,7 @@ import {
   type Decoder,
   integer,
   object,
+  oneOf,
   optional,
   refine,
   refuse,
@@ -152,4 +153,10 @@ export const requests = {
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
+  // The count and size of texts are the embedding service's own refusals
+  // (embed_request_too_large, embed_input_too_large), so the decoder leaves them to it.
+  "embed.texts": object({
+    texts: array(string()),
+    kind: withDefault(oneOf(["document", "question"] as const), "document"),
+  }),
 } as const;

@@ -28,6 +28,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { DecodeError, decodeOrThrow } from "../../common/decode/index.ts";
 import { type ErrorShape, isCodedError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
+import type { EmbedService } from "../embed/service.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { ActArgs } from "../idp/acts.ts";
@@ -41,7 +42,7 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { decodeArgs, PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
+import { decodeArgs, PIPELINED_VERBS, runVerb, type Session, type VerbServices } from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -54,6 +55,8 @@ export interface StoreServerOptions {
   readonly timeoutMs: number | bigint;
   /** With `idp`: hello needs a pass and every act is decided by the identity provider. */
   readonly idp?: IdpGate | null;
+  /** The embedding group's service (null or absent: embedding verbs answer embed_disabled). */
+  readonly embed?: EmbedService | null;
 }
 
 export interface StoreServer {
@@ -67,6 +70,7 @@ export async function startStoreServer(
 ): Promise<StoreServer> {
   const maxFrame = Number(options.maxFrame);
   const maxClients = Number(options.maxClients);
+  const services: VerbServices = { embed: options.embed ?? null };
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
   // Between turns, not in one pause: requests are answered while nodes are freed.
   store.stepSweeps = true;
@@ -97,7 +101,7 @@ export async function startStoreServer(
         return;
       }
       queue.shift();
-      const response = answer(store, item);
+      const response = answer(store, item, services);
       // Commits answer once durable; a deleting verb's sweep runs in steps over later
       // turns and answers at its end.
       if (response instanceof Promise) void response.then(item.send);
@@ -170,10 +174,10 @@ interface Queued {
   readonly send: (response: Response) => void;
 }
 
-function answer(store: Store, item: Queued): Response | Promise<Response> {
+function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {
   const { request, session } = item;
   try {
-    const result = runVerb(store, request.verb, request.args, session);
+    const result = runVerb(store, request.verb, request.args, session, services);
     if (result instanceof Promise) {
       return result.then(
         (value: unknown): Response => ({ id: request.id, ok: true, result: value }),

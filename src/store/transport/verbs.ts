@@ -14,6 +14,8 @@ import {
   type Decoder,
   decodeOrThrow,
 } from "../../common/decode/index.ts";
+import type { EmbedService } from "../embed/service.ts";
+import { embedTexts } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { requests } from "./requests.ts";
@@ -23,11 +25,19 @@ export interface Session {
   readonly client: string;
 }
 
+/** Services beside the store that some verbs use; null when not configured. */
+export interface VerbServices {
+  readonly embed: EmbedService | null;
+}
+
+const NO_SERVICES: VerbServices = { embed: null };
+
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
   store: Store,
   args: Decoded<Requests[V]>,
   session: Session,
+  services: VerbServices,
 ) => unknown;
 
 const handlers: { [V in keyof Requests]: Handler<V> } = {
@@ -59,6 +69,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       cursor: a.cursor,
     }),
   "store.stats": (store) => store.stats(),
+  "embed.texts": (_store, a, _s, services) => embedTexts(services.embed, a.kind, a.texts),
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
@@ -73,7 +84,13 @@ export const PIPELINED_VERBS: ReadonlySet<string> = new Set<keyof Requests>([
   "document.append_prune",
 ]);
 
-export function runVerb(store: Store, verb: string, args: unknown, session: Session): unknown {
+export function runVerb(
+  store: Store,
+  verb: string,
+  args: unknown,
+  session: Session,
+  services: VerbServices = NO_SERVICES,
+): unknown {
   if (!Object.hasOwn(handlers, verb)) {
     throw storeError("unknown_verb", `unknown verb ${JSON.stringify(verb)}`);
   }
@@ -88,7 +105,7 @@ export function runVerb(store: Store, verb: string, args: unknown, session: Sess
     }
     throw error;
   }
-  return (handlers[name] as Handler<typeof name>)(store, decoded as never, session);
+  return (handlers[name] as Handler<typeof name>)(store, decoded as never, session, services);
 }
 
 /**
