@@ -32,6 +32,8 @@ export const STORE_REFUSALS = {
   embed_worker_failed:
     "the embedding worker died, broke the protocol or did not answer within embed_call_ms; it is restarted",
   embed_field_not_found: "no embedded field of that collection",
+  embed_version_not_embedded:
+    "the walk has not embedded that version of the branch (yet), or its vectors are released",
   // Requests.
   invalid_request: "the request does not decode (the message names the field)",
   unknown_verb: "the verb is not one the store offers",

@@ -82,7 +82,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         } catch (error) {
           stop.dispose();
           idp?.close();
-          embed?.close();
+          await embed?.close();
           await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -91,13 +91,14 @@ export function serveCommand(deps: ServeDeps = {}): Command {
             `socket: cannot listen on ${plan.startup.socketPath} (${reason})`,
           );
         }
+        embed?.startWalk(store);
         const { name, dataDir, socketPath } = committed.startup;
         if (plan.startup.created) log.info({ data_dir: dataDir }, "store created");
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
         await stop.stopped;
         await server.close();
         idp?.close();
-        embed?.close();
+        await embed?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();

@@ -13,9 +13,11 @@ import { access, stat } from "node:fs/promises";
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { EmbedSettings } from "../config/types.ts";
+import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { COMPONENT_BYTES } from "./protocol.ts";
 import { EmbedSupervisor } from "./supervisor.ts";
+import { EmbedWalker } from "./walk.ts";
 
 export type EmbedKind = "document" | "question";
 
@@ -28,10 +30,14 @@ export class EmbedService {
   readonly settings: EmbedSettings;
   readonly #documents: EmbedSupervisor;
   readonly #questions: EmbedSupervisor | undefined;
+  readonly #log: Logger;
   #failure: SkeinError | undefined;
+  /** The walk of embedded fields, once started. */
+  walker: EmbedWalker | undefined;
 
   private constructor(settings: EmbedSettings, log: Logger) {
     this.settings = settings;
+    this.#log = log;
     this.#documents = new EmbedSupervisor(settings, log, "document");
     this.#questions = settings.embed_question_worker
       ? new EmbedSupervisor(settings, log, "question")
@@ -49,7 +55,7 @@ export class EmbedService {
       ]);
       service.#failure = documents ?? questions;
     }
-    if (service.#failure !== undefined) service.close();
+    if (service.#failure !== undefined) void service.close();
     return service;
   }
 
@@ -119,7 +125,16 @@ export class EmbedService {
     return Math.min(per * windows, 2_147_483_647);
   }
 
-  close(): void {
+  /** Starts the walk of embedded fields over `store` (not after a failed start). */
+  startWalk(store: Store): void {
+    if (this.#failure !== undefined || this.walker !== undefined) return;
+    this.walker = new EmbedWalker(store, this, this.#log);
+    this.walker.start();
+  }
+
+  /** Stops the walk (after its page under way) and the workers. */
+  async close(): Promise<void> {
+    await this.walker?.stop();
     this.#documents.close();
     this.#questions?.close();
   }

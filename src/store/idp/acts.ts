@@ -132,4 +132,8 @@ export const ACTS: Readonly<Record<string, Act>> = {
   "query.run": { kind: "one", resource: branch },
   // Texts given in the request are not records: embedding them is an act on the database.
   "embed.texts": { kind: "one", resource: db },
+  // Binding a field changes the collection; its status and vectors are read on it.
+  "embed.enable": { kind: "one", resource: coll },
+  "embed.status": { kind: "one", resource: coll },
+  "embed.vectors": { kind: "one", resource: branch },
 };

@@ -159,4 +159,11 @@ export const requests = {
     texts: array(string()),
     kind: withDefault(oneOf(["document", "question"] as const), "document"),
   }),
+  "embed.enable": object({ collection: name, field: string({ minBytes: 1, maxBytes: 1024 }) }),
+  "embed.status": object({ collection: name }),
+  "embed.vectors": object({
+    ...where,
+    version: optional(version),
+    keys: array(key, { min: 1, max: 1024 }),
+  }),
 } as const;

@@ -15,7 +15,7 @@ import {
   decodeOrThrow,
 } from "../../common/decode/index.ts";
 import type { EmbedService } from "../embed/service.ts";
-import { embedTexts } from "../embed/verbs.ts";
+import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { requests } from "./requests.ts";
@@ -70,6 +70,10 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
     }),
   "store.stats": (store) => store.stats(),
   "embed.texts": (_store, a, _s, services) => embedTexts(services.embed, a.kind, a.texts),
+  "embed.enable": (store, a, _s, services) =>
+    enableField(store, services.embed, a.collection, a.field),
+  "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
+  "embed.vectors": (store, a, _s, services) => readVectors(store, services.embed, a),
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
