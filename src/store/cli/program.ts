@@ -7,6 +7,7 @@ import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
 import { callCommand } from "./call.ts";
 import { doorCommand } from "./door.ts";
+import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
 import { modelCommand } from "./model.ts";
 import { serveCommand } from "./serve.ts";
@@ -22,6 +23,7 @@ export const storeProgram: Program = {
     mcpHttpCommand(),
     callCommand,
     ...verbCommands,
+    embedCommand,
     modelCommand,
   ],
 };
