@@ -131,3 +131,49 @@ describe("embedding worker supervision", () => {
     }
   });
 });
+
+describe("the question worker", () => {
+  test("questions are served by their own worker while documents are refused as busy", async () => {
+    const model = await testModel();
+    const served = await serve({
+      ...embedGroup(model),
+      embed_waiting: 1,
+      embed_request_items: 256,
+      embed_batch_items: 4,
+    });
+    try {
+      assert.equal(workerPids(served).length, 2, "a document and a question worker");
+      const client = await served.client();
+      const texts = Array.from({ length: 256 }, (_, i) => `the store branch ${i} vector search`);
+      const outcome = (p: Promise<unknown>) =>
+        p.then(
+          () => "ok",
+          (error: { code: string }) => error.code,
+        );
+      const outcomes = await Promise.all([
+        outcome(client.call("embed.texts", { texts })),
+        outcome(client.call("embed.texts", { texts: ["a"] })),
+        outcome(client.call("embed.texts", { texts: ["a"] })),
+        outcome(client.call("embed.texts", { texts: ["a"], kind: "question" })),
+      ]);
+      assert.deepEqual(outcomes, ["ok", "ok", "embed_busy", "ok"]);
+    } finally {
+      await served.stop();
+    }
+  });
+
+  test("with embed_question_worker false one worker serves both", async () => {
+    const model = await testModel();
+    const served = await serve({ ...embedGroup(model), embed_question_worker: false });
+    try {
+      assert.equal(workerPids(served).length, 1);
+      const client = await served.client();
+      const q = (await client.call("embed.texts", { texts: ["a"], kind: "question" })) as {
+        vectors: number[][][];
+      };
+      assert.equal(q.vectors.length, 1);
+    } finally {
+      await served.stop();
+    }
+  });
+});
