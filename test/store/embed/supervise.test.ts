@@ -177,3 +177,32 @@ describe("the question worker", () => {
     }
   });
 });
+
+describe("embed_memory_bytes at run time", () => {
+  test("a worker above embed_memory_bytes after a batch exits and is restarted", async () => {
+    const model = await testModel();
+    // Above the start-up check's estimate (a 96 MiB floor, the model, a batch), below the
+    // worker's real resident memory (about 114 MiB).
+    const served = await serve({
+      ...embedGroup(model),
+      embed_memory_bytes: 101 * 1024 * 1024,
+      embed_question_worker: false,
+    });
+    try {
+      const client = await served.client();
+      const answer = (await client.call("embed.texts", { texts: ["the store"] })) as {
+        vectors: number[][][];
+      };
+      assert.equal(answer.vectors.length, 1);
+      await until(
+        () => served.logs().some((l) => l.msg === "embedding worker died; restarting"),
+        "the worker's exit",
+      );
+      const died = served.logs().find((l) => l.msg === "embedding worker died; restarting");
+      assert.match(String(died!.reason), /exited with status 4/);
+      assert.match(served.running.stderr(), /resident memory \d+ is above embed_memory_bytes/);
+    } finally {
+      await served.stop();
+    }
+  });
+});
