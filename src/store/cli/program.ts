@@ -10,6 +10,7 @@ import { doorCommand } from "./door.ts";
 import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
 import { modelCommand } from "./model.ts";
+import { queryCommand } from "./query.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
 
@@ -23,6 +24,7 @@ export const storeProgram: Program = {
     mcpHttpCommand(),
     callCommand,
     ...verbCommands,
+    queryCommand,
     embedCommand,
     modelCommand,
   ],

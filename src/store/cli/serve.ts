@@ -16,6 +16,7 @@ import { EmbedService } from "../embed/service.ts";
 import { openStore, type Store } from "../engine/index.ts";
 import { connectIdp } from "../idp/discovery.ts";
 import type { IdpGate } from "../idp/gate.ts";
+import { QueryService } from "../query/service.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
@@ -72,16 +73,23 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           await committed.rollback();
           throw error;
         }
+        // A failed probe does not stop the store: it is logged and answers every query.
+        const queries = config.query === null ? null : await QueryService.start(config.query);
+        if (queries?.failure) {
+          log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
+        }
         const embed = await startEmbed(committed.startup, log);
         try {
           server = await startStoreServer(store, {
             ...serverOptions(committed.startup),
             idp,
+            queries,
             embed,
           });
         } catch (error) {
           stop.dispose();
           idp?.close();
+          queries?.close();
           await embed?.close();
           await store.close();
           await committed.rollback();
@@ -98,6 +106,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         await stop.stopped;
         await server.close();
         idp?.close();
+        queries?.close();
         await embed?.close();
         await store.close();
         await removeSocket(socketPath);

@@ -143,6 +143,27 @@ export class StoreClient {
     }>;
   }
 
+  /** One page of `query.run`: `code` is a function expression run on each record. */
+  query(
+    collection: string,
+    code: string,
+    options: {
+      args?: unknown;
+      branch?: string;
+      version?: number;
+      prefix?: string;
+      after?: string;
+      limit?: number;
+    } = {},
+  ) {
+    return this.call("query.run", { collection, code, ...options }) as Promise<{
+      rows: { key: string; output: unknown }[];
+      next: string | null;
+      scanned: number;
+      version: number;
+    }>;
+  }
+
   /** Vectors of texts, one per window (questions: one each). See docs/embeddings.md. */
   embedTexts(texts: string[], options: { kind?: "document" | "question" } = {}) {
     return this.call("embed.texts", { texts, ...options }) as Promise<{

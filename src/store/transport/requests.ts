@@ -19,6 +19,7 @@ import {
   withDefault,
 } from "../../common/decode/index.ts";
 import { INT64_MIN, UINT64_END } from "../codec/json-value.ts";
+import { QUERY_CODE_BYTES } from "../query/limits.ts";
 
 export const name = refine(
   string({
@@ -153,6 +154,15 @@ export const requests = {
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
+  "query.run": object({
+    ...where,
+    version: optional(version),
+    prefix: optional(string({ maxBytes: 1024 })),
+    after: optional(string({ maxBytes: 1024 })),
+    limit: optional(limit),
+    code: string({ minBytes: 1, maxBytes: QUERY_CODE_BYTES }),
+    args: optional(jsonValue),
+  }),
   // The count and size of texts are the embedding service's own refusals
   // (embed_request_too_large, embed_input_too_large), so the decoder leaves them to it.
   "embed.texts": object({

@@ -34,6 +34,7 @@ import { storeError } from "../errors.ts";
 import type { ActArgs } from "../idp/acts.ts";
 import type { Admission, IdpGate } from "../idp/gate.ts";
 import type { Principal } from "../idp/passes.ts";
+import type { QueryService } from "../query/service.ts";
 import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
 import {
   type HelloResult,
@@ -55,6 +56,8 @@ export interface StoreServerOptions {
   readonly timeoutMs: number | bigint;
   /** With `idp`: hello needs a pass and every act is decided by the identity provider. */
   readonly idp?: IdpGate | null;
+  /** The query group's service (null or absent: queries are refused as disabled). */
+  readonly queries?: QueryService | null;
   /** The embedding group's service (null or absent: embedding verbs answer embed_disabled). */
   readonly embed?: EmbedService | null;
 }
@@ -70,7 +73,10 @@ export async function startStoreServer(
 ): Promise<StoreServer> {
   const maxFrame = Number(options.maxFrame);
   const maxClients = Number(options.maxClients);
-  const services: VerbServices = { embed: options.embed ?? null };
+  const services: VerbServices = {
+    queries: options.queries ?? null,
+    embed: options.embed ?? null,
+  };
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
   // Between turns, not in one pause: requests are answered while nodes are freed.
   store.stepSweeps = true;

@@ -5,7 +5,7 @@
  * message. The commit verbs (`PIPELINED_VERBS`) return a promise of their answer once the
  * commit is durable. The deleting verbs (`collections.delete`, `branches.delete`,
  * `history.release`) return a promise: their sweep runs in steps and they are answered
- * when it ends.
+ * when it ends. `query.run` returns a promise too: its records are read between turns.
  */
 
 import {
@@ -18,6 +18,7 @@ import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import type { QueryService } from "../query/service.ts";
 import { requests } from "./requests.ts";
 
 export interface Session {
@@ -27,10 +28,11 @@ export interface Session {
 
 /** Services beside the store that some verbs use; null when not configured. */
 export interface VerbServices {
+  readonly queries: QueryService | null;
   readonly embed: EmbedService | null;
 }
 
-const NO_SERVICES: VerbServices = { embed: null };
+const NO_SERVICES: VerbServices = { queries: null, embed: null };
 
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
@@ -69,6 +71,10 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       cursor: a.cursor,
     }),
   "store.stats": (store) => store.stats(),
+  "query.run": (store, a, _s, services) => {
+    if (services.queries === null) throw storeError("query_disabled");
+    return services.queries.run(store, a);
+  },
   "embed.texts": (_store, a, _s, services) => embedTexts(services.embed, a.kind, a.texts),
   "embed.enable": (store, a, _s, services) =>
     enableField(store, services.embed, a.collection, a.field),
