@@ -12,8 +12,8 @@ export const START_FRAME_BYTES = 4096;
 
 /**
  * Memory the runtime needs per byte of the ONNX file: the weights once as read and once as
- * the session's initialised tensors. Measured on all-MiniLM-L6-v2 (90 MB file, about 180
- * MB resident after load); the start-up check uses it with the activations below.
+ * the session's initialised tensors. An estimate, not yet measured on a real model; the
+ * check of resident memory after each batch bounds what it misses.
  */
 export const MODEL_MEMORY_FACTOR = 2;
 
