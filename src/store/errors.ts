@@ -26,6 +26,27 @@ export const STORE_REFUSALS = {
   query_worker_not_file: "the start-up probe found query_worker is not a regular file",
   query_worker_not_executable: "the start-up probe found query_worker is not executable",
   query_worker_probe_failed: "the query worker did not pass the start-up probe",
+  // Embedding (spec runtime refusals, then our own).
+  embed_busy: "embed_waiting callers already wait for the embedding worker",
+  embed_request_too_large: "a request carries more than embed_request_items texts",
+  embed_input_too_large: "a text is larger than embed_input_bytes",
+  embed_admission_wait_exceeded:
+    "an embedding commit waited longer than embed_writer_wait_ms for the store's writer",
+  embed_worker_start_timeout: "the embedding worker did not say ready within embed_ready_ms",
+  windows_over_cap: "the text needs more than embed_max_windows windows",
+  embed_limits: "the embedding limits do not fit the model (the message names the rule)",
+  embed_model_missing: "a model file is absent or unreadable",
+  embed_model_mismatch: "the model's identity is not embed_model_sha256",
+  embed_model_change_not_available: "the field is already embedded with another model",
+  embed_worker_missing: "embed_worker names no file",
+  embed_worker_not_file: "embed_worker is not a regular file",
+  embed_worker_not_executable: "embed_worker is not executable",
+  embed_disabled: "the service file has no embedding group",
+  embed_worker_failed:
+    "the embedding worker died, broke the protocol or did not answer within embed_call_ms; it is restarted",
+  embed_field_not_found: "no embedded field of that collection",
+  embed_version_not_embedded:
+    "the walk has not embedded that version of the branch (yet), or its vectors are released",
   // Requests.
   invalid_request: "the request does not decode (the message names the field)",
   unknown_verb: "the verb is not one the store offers",

@@ -7,7 +7,9 @@ import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
 import { callCommand } from "./call.ts";
 import { doorCommand } from "./door.ts";
+import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
+import { modelCommand } from "./model.ts";
 import { queryCommand } from "./query.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
@@ -23,5 +25,7 @@ export const storeProgram: Program = {
     callCommand,
     ...verbCommands,
     queryCommand,
+    embedCommand,
+    modelCommand,
   ],
 };

@@ -12,6 +12,7 @@ import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
+import { EmbedService } from "../embed/service.ts";
 import { openStore, type Store } from "../engine/index.ts";
 import { connectIdp } from "../idp/discovery.ts";
 import type { IdpGate } from "../idp/gate.ts";
@@ -77,16 +78,19 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         if (queries?.failure) {
           log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
         }
+        const embed = await startEmbed(committed.startup, log);
         try {
           server = await startStoreServer(store, {
             ...serverOptions(committed.startup),
             idp,
             queries,
+            embed,
           });
         } catch (error) {
           stop.dispose();
           idp?.close();
           queries?.close();
+          await embed?.close();
           await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -95,6 +99,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
             `socket: cannot listen on ${plan.startup.socketPath} (${reason})`,
           );
         }
+        embed?.startWalk(store);
         const { name, dataDir, socketPath } = committed.startup;
         if (plan.startup.created) log.info({ data_dir: dataDir }, "store created");
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
@@ -102,6 +107,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         await server.close();
         idp?.close();
         queries?.close();
+        await embed?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();
@@ -121,6 +127,25 @@ async function startIdp(startup: StoreStartup, log: Logger): Promise<IdpGate | n
   });
   log.info({ issuer: idp.issuer, database: idp.database }, "identity provider decides every act");
   return gate;
+}
+
+/**
+ * The embedding service, when the service file has the group. A failed start does not stop
+ * the store: it is logged and answers every embedding verb.
+ */
+async function startEmbed(startup: StoreStartup, log: Logger): Promise<EmbedService | null> {
+  const settings = startup.config.embed;
+  if (settings === null) return null;
+  const embed = await EmbedService.start(settings, log);
+  if (embed.failure !== undefined) {
+    log.error({ code: embed.failure.code }, `embedding: ${embed.failure.message}`);
+  } else {
+    log.info(
+      { model: settings.embed_model_sha256, workers: embed.pids },
+      "embedding workers ready",
+    );
+  }
+  return embed;
 }
 
 /** The engine's settings from the decoded service file (the spec's names in comments). */

@@ -163,4 +163,51 @@ export class StoreClient {
       version: number;
     }>;
   }
+
+  /** Vectors of texts, one per window (questions: one each). See docs/embeddings.md. */
+  embedTexts(texts: string[], options: { kind?: "document" | "question" } = {}) {
+    return this.call("embed.texts", { texts, ...options }) as Promise<{
+      model: string;
+      dims: number;
+      vectors: number[][][];
+    }>;
+  }
+
+  /** Binds a field of a collection's values to the store's model. */
+  embedEnable(collection: string, field: string) {
+    return this.call("embed.enable", { collection, field }) as Promise<EmbedStatus>;
+  }
+
+  embedStatus(collection: string) {
+    return this.call("embed.status", { collection }) as Promise<EmbedStatus>;
+  }
+
+  /** Vectors of records at a data version (default: the latest embedded). */
+  embedVectors(
+    collection: string,
+    keys: string[],
+    options: { branch?: string; version?: number } = {},
+  ) {
+    return this.call("embed.vectors", { collection, keys, ...options }) as Promise<{
+      version: number;
+      vectors: Record<string, number[][] | null>;
+    }>;
+  }
+}
+
+export interface EmbedStatus {
+  readonly collection: string;
+  readonly field: string;
+  readonly model: string;
+  readonly pending: number;
+  readonly records_embedded: number;
+  readonly records_refused: number;
+  readonly branches: {
+    branch: string;
+    head: number;
+    embedded: number | null;
+    walking: number | null;
+    records_embedded: number;
+  }[];
+  readonly error: { code: string; message: string } | null;
 }

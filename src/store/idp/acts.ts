@@ -130,4 +130,10 @@ export const ACTS: Readonly<Record<string, Act>> = {
   // A query's outputs are derived from many records and cannot be filtered row by row, so
   // it needs read on the whole branch.
   "query.run": { kind: "one", resource: branch },
+  // Texts given in the request are not records: embedding them is an act on the database.
+  "embed.texts": { kind: "one", resource: db },
+  // Binding a field changes the collection; its status and vectors are read on it.
+  "embed.enable": { kind: "one", resource: coll },
+  "embed.status": { kind: "one", resource: coll },
+  "embed.vectors": { kind: "one", resource: branch },
 };

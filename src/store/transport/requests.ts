@@ -10,6 +10,7 @@ import {
   type Decoder,
   integer,
   object,
+  oneOf,
   optional,
   refine,
   refuse,
@@ -161,5 +162,18 @@ export const requests = {
     limit: optional(limit),
     code: string({ minBytes: 1, maxBytes: QUERY_CODE_BYTES }),
     args: optional(jsonValue),
+  }),
+  // The count and size of texts are the embedding service's own refusals
+  // (embed_request_too_large, embed_input_too_large), so the decoder leaves them to it.
+  "embed.texts": object({
+    texts: array(string()),
+    kind: withDefault(oneOf(["document", "question"] as const), "document"),
+  }),
+  "embed.enable": object({ collection: name, field: string({ minBytes: 1, maxBytes: 1024 }) }),
+  "embed.status": object({ collection: name }),
+  "embed.vectors": object({
+    ...where,
+    version: optional(version),
+    keys: array(key, { min: 1, max: 1024 }),
   }),
 } as const;

@@ -28,6 +28,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { DecodeError, decodeOrThrow } from "../../common/decode/index.ts";
 import { type ErrorShape, isCodedError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
+import type { EmbedService } from "../embed/service.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { ActArgs } from "../idp/acts.ts";
@@ -57,6 +58,8 @@ export interface StoreServerOptions {
   readonly idp?: IdpGate | null;
   /** The query group's service (null or absent: queries are refused as disabled). */
   readonly queries?: QueryService | null;
+  /** The embedding group's service (null or absent: embedding verbs answer embed_disabled). */
+  readonly embed?: EmbedService | null;
 }
 
 export interface StoreServer {
@@ -70,7 +73,10 @@ export async function startStoreServer(
 ): Promise<StoreServer> {
   const maxFrame = Number(options.maxFrame);
   const maxClients = Number(options.maxClients);
-  const services: VerbServices = { queries: options.queries ?? null };
+  const services: VerbServices = {
+    queries: options.queries ?? null,
+    embed: options.embed ?? null,
+  };
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
   // Between turns, not in one pause: requests are answered while nodes are freed.
   store.stepSweeps = true;

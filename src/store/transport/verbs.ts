@@ -14,6 +14,8 @@ import {
   type Decoder,
   decodeOrThrow,
 } from "../../common/decode/index.ts";
+import type { EmbedService } from "../embed/service.ts";
+import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { QueryService } from "../query/service.ts";
@@ -27,9 +29,10 @@ export interface Session {
 /** Services beside the store that some verbs use; null when not configured. */
 export interface VerbServices {
   readonly queries: QueryService | null;
+  readonly embed: EmbedService | null;
 }
 
-const NO_SERVICES: VerbServices = { queries: null };
+const NO_SERVICES: VerbServices = { queries: null, embed: null };
 
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
@@ -72,6 +75,11 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
     if (services.queries === null) throw storeError("query_disabled");
     return services.queries.run(store, a);
   },
+  "embed.texts": (_store, a, _s, services) => embedTexts(services.embed, a.kind, a.texts),
+  "embed.enable": (store, a, _s, services) =>
+    enableField(store, services.embed, a.collection, a.field),
+  "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
+  "embed.vectors": (store, a, _s, services) => readVectors(store, services.embed, a),
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];

@@ -1,0 +1,197 @@
+/**
+ * `npm run bench:embed`: the embedding worker and walk with the generated test model (and
+ * with the model in SKEIN_BENCH_MODEL_DIR when set, which must hold a manifest.json).
+ *
+ * - texts/s through the document worker at batch sizes 1, 8 and 32 (short texts);
+ * - the walk's throughput, records embedded and committed per second, on 100,000 records;
+ * - a question's latency (p50/p99) while a walk runs, with the question worker on and off,
+ *   beside the same questions with no walk.
+ *
+ * The store, its socket server, the service and the walk run in this process as in
+ * `serve`; the workers are the shipped bin/skein-embed-worker. Nothing is asserted.
+ */
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { silentLogger } from "../src/common/log.ts";
+import type { EmbedSettings } from "../src/store/config/types.ts";
+import { manifestIdentity, readManifest } from "../src/store/embed/manifest.ts";
+import { EmbedService } from "../src/store/embed/service.ts";
+import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
+import { createStore, ENGINE_DEFAULTS, openStore, type Store } from "../src/store/engine/index.ts";
+import { writeTestModel } from "../test/store/embed/test-model.ts";
+import { type BenchCase, type Figures, percentile, runBench } from "./harness.ts";
+
+const WORKER = fileURLToPath(new URL("../bin/skein-embed-worker", import.meta.url));
+/** Seconds each texts/s case runs. */
+const RATE_SECONDS = 2;
+const WALK_RECORDS = 100_000;
+/** Records of the walks the question latency is measured against. */
+const LATENCY_WALK_RECORDS = 20_000;
+const QUESTIONS = 200;
+
+const root = mkdtempSync(join(tmpdir(), "skein-bench-embed-"));
+process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+
+const WORDS =
+  "the store branch version model vector search document question words text of and to in is it that on for with as".split(
+    " ",
+  );
+const text = (i: number) =>
+  Array.from({ length: 12 }, (_, j) => WORDS[(i * 31 + j * 7) % WORDS.length]).join(" ");
+
+function settings(dir: string, identity: string, questionWorker: boolean): EmbedSettings {
+  return {
+    embed_worker: WORKER,
+    embed_model_dir: dir,
+    embed_model_sha256: identity,
+    embed_memory_bytes: 4n << 30n,
+    embed_threads: 1n,
+    embed_batch_items: 32n,
+    embed_input_bytes: 8192n,
+    embed_tokens: 128n,
+    embed_frame_bytes: 16 << 20,
+    embed_ready_ms: 120_000n,
+    embed_call_ms: 120_000n,
+    embed_waiting: 64n,
+    embed_request_items: 1024n,
+    embed_page_records: 1024,
+    embed_writer_wait_ms: 10_000n,
+    embed_windows: false,
+    embed_max_windows: null,
+    embed_window_overlap_tokens: null,
+    embed_restart_ms: 1000n,
+    embed_restart_most_ms: 300_000n,
+    embed_question_worker: questionWorker,
+  };
+}
+
+async function started(s: EmbedSettings): Promise<EmbedService> {
+  const service = await EmbedService.start(s, silentLogger());
+  if (service.failure !== undefined) throw service.failure;
+  return service;
+}
+
+function rateCase(label: string, s: EmbedSettings, batch: number): BenchCase {
+  return {
+    name: `${label}: texts/s at batch ${batch}`,
+    async run() {
+      const service = await started({ ...s, embed_question_worker: false });
+      const texts = Array.from({ length: batch }, (_, i) => text(i));
+      await service.embed("document", texts);
+      let done = 0;
+      const start = performance.now();
+      while (performance.now() - start < RATE_SECONDS * 1000) {
+        await service.embed("document", texts);
+        done += batch;
+      }
+      const seconds = (performance.now() - start) / 1000;
+      await service.close();
+      return { texts_per_s: Math.round(done / seconds), texts: done };
+    },
+  };
+}
+
+async function freshStore(name: string, records: number): Promise<Store> {
+  const dir = join(root, name);
+  await createStore(dir, { shards: 4, cacheBytesTotal: 64 << 20, executorThreads: 1 });
+  const store = openStore({
+    dataDir: dir,
+    branchCacheBytesPerShard: 16 << 20,
+    maxPage: 1024,
+    ...ENGINE_DEFAULTS,
+  });
+  store.createCollection("notes");
+  for (let at = 0; at < records; at += 1000) {
+    const page = Array.from({ length: Math.min(1000, records - at) }, (_, i) => ({
+      key: `k${String(at + i).padStart(6, "0")}`,
+      value: { text: text(at + i), n: at + i },
+    }));
+    store.put({ collection: "notes", branch: "main" }, page);
+  }
+  return store;
+}
+
+async function walkUntilDone(store: Store, service: EmbedService): Promise<number> {
+  const start = performance.now();
+  enableField(store, service, "notes", "text");
+  service.startWalk(store);
+  while (fieldStatus(store, service, "notes").pending > 0) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return (performance.now() - start) / 1000;
+}
+
+function walkCase(label: string, s: EmbedSettings): BenchCase {
+  return {
+    name: `${label}: walk of ${WALK_RECORDS} records`,
+    async run() {
+      const store = await freshStore(`walk-${label}`, WALK_RECORDS);
+      const service = await started({ ...s, embed_question_worker: false });
+      const seconds = await walkUntilDone(store, service);
+      await service.close();
+      await store.close();
+      return { records_per_s: Math.round(WALK_RECORDS / seconds), seconds: seconds.toFixed(1) };
+    },
+  };
+}
+
+async function questionLatencies(
+  service: EmbedService,
+  until?: Promise<unknown>,
+): Promise<number[]> {
+  const samples: number[] = [];
+  let over = false;
+  void until?.then(() => {
+    over = true;
+  });
+  for (let i = 0; i < QUESTIONS && !over; i++) {
+    const start = performance.now();
+    await service.embed("question", [text(i)]);
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+function latencyCase(label: string, s: EmbedSettings, questionWorker: boolean): BenchCase {
+  return {
+    name: `${label}: question latency, question worker ${questionWorker ? "on" : "off"}`,
+    async run(): Promise<Figures> {
+      const store = await freshStore(`latency-${label}-${questionWorker}`, LATENCY_WALK_RECORDS);
+      const service = await started({ ...s, embed_question_worker: questionWorker });
+      const idle = await questionLatencies(service);
+      const walk = walkUntilDone(store, service);
+      const busy = await questionLatencies(service, walk);
+      await walk;
+      await service.close();
+      await store.close();
+      return {
+        idle_p50_ms: percentile(idle, 50),
+        idle_p99_ms: percentile(idle, 99),
+        walk_p50_ms: percentile(busy, 50),
+        walk_p99_ms: percentile(busy, 99),
+        questions_during_walk: busy.length,
+      };
+    },
+  };
+}
+
+const models: { label: string; settings: EmbedSettings }[] = [];
+const generated = await writeTestModel(join(root, "model"), { dims: 32, maxTokens: 128 });
+models.push({ label: "generated", settings: settings(generated.dir, generated.identity, true) });
+const real = process.env.SKEIN_BENCH_MODEL_DIR;
+if (real !== undefined && real !== "") {
+  const identity = manifestIdentity(await readManifest(real));
+  models.push({ label: "model dir", settings: settings(real, identity, true) });
+}
+
+const cases: BenchCase[] = [];
+for (const { label, settings: s } of models) {
+  for (const batch of [1, 8, 32]) cases.push(rateCase(label, s, batch));
+}
+cases.push(walkCase("generated", models[0]!.settings));
+cases.push(latencyCase("generated", models[0]!.settings, true));
+cases.push(latencyCase("generated", models[0]!.settings, false));
+await runBench("embed", cases);

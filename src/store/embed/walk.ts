@@ -1,0 +1,439 @@
+/**
+ * The embedding walk: a background loop that keeps every embedded field's vectors in step
+ * with its data, branch by branch, one page (`embed_page_records` records) at a time, so
+ * the store's requests are served between pages. For each data branch the companion
+ * branch (fields.ts) is brought from the data version its marker names to the next
+ * retained version: by diffing the two (changes.list's diff, also across branches, so a
+ * branch made from another starts from the other's vectors and, when made at a version
+ * already embedded, shares them at no cost), or, when the older side is no longer
+ * retained or the diff exceeds its node budget, by listing the version and merging it with
+ * the companion. Every page is one synchronous commit that carries the new marker, so a
+ * walk killed at any point resumes at the page it was on: nothing before it is embedded
+ * again and nothing is missed.
+ *
+ * Reads and commits need the store's pipeline idle; the walk waits for it at most
+ * `embed_writer_wait_ms` before each page (else `embed_admission_wait_exceeded`, kept for
+ * `embed.status`, and the page is tried again on a later round).
+ */
+
+import type { SkeinError } from "../../common/errors.ts";
+import type { Logger } from "../../common/log.ts";
+import type { Store } from "../engine/index.ts";
+import { storeError } from "../errors.ts";
+import {
+  type Binding,
+  companionOf,
+  fieldText,
+  type Marker,
+  markerAuthor,
+  parseFieldPath,
+  parseMarker,
+  REGISTRY,
+} from "./fields.ts";
+import type { EmbedService } from "./service.ts";
+
+/** How long an idle walk sleeps before looking for new commits again. */
+export const WALK_POLL_MS = 100;
+/** Rows per page when the walk reads branch lists, histories and companion keys. */
+const SCAN_PAGE = 100;
+/** The main branch, which every collection has. */
+const MAIN = "main";
+
+interface Work {
+  readonly puts: { key: string; value: unknown }[];
+  readonly deletes: string[];
+  /** Records whose text could not be embedded (too long, or over the window cap). */
+  refused: number;
+}
+
+export class EmbedWalker {
+  readonly #store: Store;
+  readonly #service: EmbedService;
+  readonly #log: Logger;
+  readonly #errors = new Map<string, SkeinError>();
+  #stopped = false;
+  #wake: (() => void) | undefined;
+  #running: Promise<void> | undefined;
+  /** Records refused per collection since start (a statistic for embed.status). */
+  readonly refused = new Map<string, number>();
+
+  constructor(store: Store, service: EmbedService, log: Logger) {
+    this.#store = store;
+    this.#service = service;
+    this.#log = log;
+  }
+
+  start(): void {
+    this.#running = this.#loop();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#running;
+  }
+
+  /** Looks for work at once (after embed.enable). */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** The last failure of the collection's walk, if its last round failed. */
+  error(collection: string): SkeinError | undefined {
+    return this.#errors.get(collection);
+  }
+
+  async #loop(): Promise<void> {
+    while (!this.#stopped) {
+      let worked = false;
+      try {
+        worked = await this.#round();
+      } catch (error) {
+        this.#log.warn(
+          { code: (error as SkeinError).code },
+          `embedding walk: ${(error as Error).message}`,
+        );
+      }
+      if (!worked && !this.#stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, WALK_POLL_MS);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /** One page of each branch of each embedded collection; true if anything was done. */
+  async #round(): Promise<boolean> {
+    await this.#admit();
+    let worked = false;
+    for (const [collection, binding] of readBindings(this.#store)) {
+      if (binding.model !== this.#service.identity) {
+        this.#errors.set(collection, modelChange(collection, binding));
+        continue;
+      }
+      let branches: string[];
+      try {
+        branches = await this.#branches(collection);
+      } catch (error) {
+        // The data collection was deleted: nothing to walk.
+        if ((error as SkeinError).code === "collection_not_found") continue;
+        throw error;
+      }
+      for (const branch of branches) {
+        if (this.#stopped) return worked;
+        try {
+          if (await this.#step(collection, binding, branch)) worked = true;
+          this.#errors.delete(collection);
+        } catch (error) {
+          const coded = error as SkeinError;
+          this.#errors.set(collection, coded);
+          this.#log.warn(
+            { collection, branch, code: coded.code },
+            `embedding walk: ${coded.message}`,
+          );
+        }
+      }
+    }
+    return worked;
+  }
+
+  async #branches(collection: string): Promise<string[]> {
+    await this.#admit();
+    const names: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = this.#store.listBranches(collection, after, SCAN_PAGE);
+      names.push(...page.rows.map((r) => r.name));
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+    return names;
+  }
+
+  /** Waits for the pipeline to be idle, at most embed_writer_wait_ms. */
+  async #admit(): Promise<void> {
+    const waitMs = Number(this.#service.settings.embed_writer_wait_ms);
+    const deadline = performance.now() + waitMs;
+    while (this.#store.busy) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw storeError(
+          "embed_admission_wait_exceeded",
+          `the store's writer stayed busy for embed_writer_wait_ms (${waitMs} ms)`,
+        );
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.#store.idle(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, left);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
+  /** One page of one branch; false when the branch is up to date. */
+  async #step(collection: string, binding: Binding, branch: string): Promise<boolean> {
+    await this.#admit();
+    const store = this.#store;
+    const companion = companionOf(collection);
+    let marker = companionMarker(store, companion, branch);
+    if (marker === undefined) {
+      // A new data branch starts from main's vectors: an O(1) branch of the companion,
+      // once main's companion is between passes (a pass under way is no state to copy).
+      marker = companionMarker(store, companion, MAIN) ?? emptyMarker();
+      if (marker.to !== undefined) return false;
+      store.createBranch(companion, branch, { branch: MAIN, version: undefined });
+    }
+    if (marker.to === undefined) {
+      const target = nextTarget(store, collection, branch, marker);
+      if (target === undefined) return false;
+      marker = { ...marker, to: target };
+    }
+    const work: Work = { puts: [], deletes: [], refused: 0 };
+    const next = this.#readPage(collection, binding, branch, marker, work);
+    const vectors = await this.#embed(work);
+    await this.#admit();
+    this.#commit(companion, branch, work, vectors, next);
+    if (work.refused > 0) {
+      this.refused.set(collection, (this.refused.get(collection) ?? 0) + work.refused);
+    }
+    return true;
+  }
+
+  /** Fills `work` with one page of the pass and returns the marker after it. */
+  #readPage(
+    collection: string,
+    binding: Binding,
+    branch: string,
+    marker: Marker,
+    work: Work,
+  ): Marker {
+    const path = parseFieldPath(binding.field);
+    const limit = Number(this.#service.settings.embed_page_records);
+    const take = (key: string, value: unknown) => {
+      const text = fieldText(value, path);
+      if (text === undefined) work.deletes.push(key);
+      else work.puts.push({ key, value: text });
+    };
+    if (marker.after === undefined && marker.at !== 0) {
+      try {
+        const page = this.#store.changes({
+          collection,
+          branch,
+          fromBranch: marker.branch,
+          from: marker.at,
+          to: marker.to,
+          limit: Math.min(limit, this.#store.ctx.settings.changesMaxPage),
+          cursor: marker.cursor,
+        });
+        for (const row of page.changes) {
+          if (row.type === "removed") work.deletes.push(row.key);
+          // Another field changed: the text and its vectors are the same.
+          else if (row.type === "modified" && fieldText(row.from, path) === fieldText(row.to, path))
+            continue;
+          else take(row.key, row.to);
+        }
+        return page.cursor === null ? done(marker, branch) : { ...marker, cursor: page.cursor };
+      } catch (error) {
+        const code = (error as SkeinError).code;
+        if (code !== "version_not_found" && code !== "changes_node_budget") throw error;
+        // The older side is gone (released) or too far: list the version and merge.
+        marker = { ...marker, cursor: undefined, after: "" };
+      }
+    }
+    return this.#listPage(collection, branch, marker, limit, take, work);
+  }
+
+  #listPage(
+    collection: string,
+    branch: string,
+    marker: Marker,
+    limit: number,
+    take: (key: string, value: unknown) => void,
+    work: Work,
+  ): Marker {
+    const after = marker.after === "" || marker.after === undefined ? undefined : marker.after;
+    const page = this.#store.list(
+      { collection, branch, version: marker.to },
+      { after, limit: Math.min(limit, this.#store.ctx.settings.maxPage) },
+    );
+    const keys = new Set<string>();
+    for (const row of page.rows) {
+      keys.add(row.key);
+      take(row.key, row.value);
+    }
+    const upper = page.next === null ? undefined : page.rows.at(-1)!.key;
+    // Vectors of keys the version no longer has, in this page's key range, go.
+    let from = after;
+    for (;;) {
+      const existing = this.#store.list(
+        { collection: companionOf(collection), branch },
+        { after: from, limit: SCAN_PAGE },
+      );
+      for (const row of existing.rows) {
+        if (upper !== undefined && row.key > upper)
+          return this.#listed(marker, branch, page.next, upper);
+        if (!keys.has(row.key)) work.deletes.push(row.key);
+      }
+      if (existing.next === null) break;
+      from = existing.rows.at(-1)!.key;
+    }
+    return this.#listed(marker, branch, page.next, upper);
+  }
+
+  #listed(marker: Marker, branch: string, next: string | null, upper: string | undefined): Marker {
+    return next === null ? done(marker, branch) : { ...marker, after: upper };
+  }
+
+  /** The texts' vectors, in requests of at most embed_request_items texts. */
+  async #embed(work: Work): Promise<Map<string, unknown>> {
+    const s = this.#service.settings;
+    const inputBytes = Number(s.embed_input_bytes);
+    const fits = work.puts.filter((p) => Buffer.byteLength(p.value as string) <= inputBytes);
+    const tooLong = work.puts.filter((p) => !fits.includes(p));
+    const vectors = new Map<string, unknown>();
+    const size = Number(s.embed_request_items);
+    for (let at = 0; at < fits.length; at += size) {
+      const chunk = fits.slice(at, at + size);
+      const results = await this.#service.embed(
+        "document",
+        chunk.map((p) => p.value as string),
+      );
+      results.forEach((result, i) => {
+        const key = chunk[i]!.key;
+        if (!result.ok) {
+          work.refused++;
+          work.deletes.push(key);
+          return;
+        }
+        vectors.set(key, encodeVectors(result.windows));
+      });
+    }
+    work.refused += tooLong.length;
+    work.deletes.push(...tooLong.map((p) => p.key));
+    return vectors;
+  }
+
+  /** One page's edits and the new marker, committed at once (synchronously). */
+  #commit(
+    companion: string,
+    branch: string,
+    work: Work,
+    vectors: Map<string, unknown>,
+    next: Marker,
+  ): void {
+    const store = this.#store;
+    const where = { collection: companion, branch };
+    let count = companionMarker(store, companion, branch)?.count ?? 0;
+    const deletes = work.deletes.filter((key) => store.get(where, key).found);
+    const puts = [...vectors].map(([key, value]) => ({ key, value }));
+    for (const put of puts) if (!store.get(where, put.key).found) count++;
+    count -= deletes.length;
+    const author = markerAuthor({ ...next, count });
+    // Both commits in one turn: the deletes' marker is already the page's end, and no
+    // crash can fall between two synchronous commits of one turn and the next page read.
+    if (deletes.length > 0) store.delete(where, deletes, author);
+    if (puts.length > 0 || deletes.length === 0) store.put(where, puts, author);
+  }
+}
+
+function emptyMarker(): Marker {
+  return { at: 0, branch: MAIN, count: 0 };
+}
+
+function done(marker: Marker, branch: string): Marker {
+  return { at: marker.to!, branch, count: marker.count };
+}
+
+function modelChange(collection: string, binding: Binding): SkeinError {
+  return storeError(
+    "embed_model_change_not_available",
+    `${collection} is embedded with model ${binding.model}; the store's model is another`,
+  );
+}
+
+/** The marker of the companion branch's head; undefined when the branch does not exist. */
+export function companionMarker(
+  store: Store,
+  companion: string,
+  branch: string,
+): Marker | undefined {
+  let head: { author: string } | undefined;
+  try {
+    head = store.history(companion, branch, undefined, 1).rows[0];
+  } catch (error) {
+    if ((error as SkeinError).code === "branch_not_found") return undefined;
+    throw error;
+  }
+  return parseMarker(head?.author) ?? emptyMarker();
+}
+
+/**
+ * The data version the next pass brings the companion to: the oldest retained version of
+ * the branch when the companion mirrors another branch (a branch's first version is
+ * embedded too); the head when nothing is embedded yet; else the branch's next retained
+ * version after the one mirrored (each version gets its own vectors). Undefined when up
+ * to date.
+ */
+function nextTarget(
+  store: Store,
+  collection: string,
+  branch: string,
+  marker: Marker,
+): number | undefined {
+  let before: number | undefined;
+  let candidate: number | undefined;
+  // Nothing embedded yet: the head, not every version before the field was bound.
+  if (marker.at === 0 && marker.branch === branch) {
+    return store.history(collection, branch, undefined, 1).rows[0]?.version;
+  }
+  for (;;) {
+    const page = store.history(collection, branch, before, SCAN_PAGE);
+    for (const row of page.rows) {
+      if (marker.branch === branch && row.version <= marker.at) return candidate;
+      candidate = row.version;
+    }
+    if (page.next === null) return candidate;
+    before = page.next;
+  }
+}
+
+/** Bindings from the registry: collection → field and model. */
+export function readBindings(store: Store): Map<string, Binding> {
+  const out = new Map<string, Binding>();
+  let after: string | undefined;
+  try {
+    do {
+      const page = store.list({ collection: REGISTRY, branch: MAIN }, { after, limit: SCAN_PAGE });
+      for (const row of page.rows) out.set(row.key, row.value as Binding);
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+  } catch (error) {
+    if ((error as SkeinError).code === "collection_not_found") return out;
+    throw error;
+  }
+  return out;
+}
+
+function encodeVectors(windows: readonly Float32Array[]): { windows: number; data: string } {
+  const dims = windows[0]?.length ?? 0;
+  const bytes = Buffer.alloc(windows.length * dims * 4);
+  windows.forEach((v, w) => {
+    for (let d = 0; d < dims; d++) bytes.writeFloatLE(v[d]!, (w * dims + d) * 4);
+  });
+  return { windows: windows.length, data: bytes.toString("base64") };
+}
+
+export function decodeVectors(value: unknown): number[][] {
+  const { windows, data } = value as { windows: number; data: string };
+  const bytes = Buffer.from(data, "base64");
+  const dims = bytes.length / 4 / windows;
+  return Array.from({ length: windows }, (_, w) =>
+    Array.from({ length: dims }, (_, d) => bytes.readFloatLE((w * dims + d) * 4)),
+  );
+}

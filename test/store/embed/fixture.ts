@@ -1,0 +1,125 @@
+/**
+ * The embedding tests' fixture: one generated test model per file (test-model.ts), and real
+ * `skein-store serve --create` processes with the embedding group and the shipped worker,
+ * reached through their socket with StoreClient. Logs (JSON lines on stderr) are kept so
+ * tests can read start-up failures and restart delays from them.
+ */
+
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after } from "node:test";
+import { fileURLToPath } from "node:url";
+import { StoreClient } from "../../../src/store/client/client.ts";
+import { type Running, start, waitFor } from "../cli/harness.ts";
+import { type TestModel, type TestModelOptions, writeTestModel } from "./test-model.ts";
+
+export const EMBED_WORKER = fileURLToPath(
+  new URL("../../../bin/skein-embed-worker", import.meta.url),
+);
+
+const roots: string[] = [];
+after(async () => {
+  for (const root of roots) await rm(root, { recursive: true, force: true });
+});
+
+export async function tempRoot(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "skein-embed-"));
+  roots.push(root);
+  return root;
+}
+
+export async function testModel(options: TestModelOptions = {}): Promise<TestModel> {
+  return writeTestModel(join(await tempRoot(), "model"), options);
+}
+
+const CORE = {
+  branch_cache_bytes_per_shard: 1048576,
+  max_frame: 4194304,
+  max_clients: 16,
+  max_page: 100,
+  timeout_ms: 30000,
+  create: { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 },
+};
+
+/** A group that fits the test model (max 128 tokens, 16 dims). */
+export function embedGroup(model: TestModel): Record<string, unknown> {
+  return {
+    embed_worker: EMBED_WORKER,
+    embed_model_dir: model.dir,
+    embed_model_sha256: model.identity,
+    embed_memory_bytes: 1073741824,
+    embed_threads: 1,
+    embed_batch_items: 8,
+    embed_input_bytes: 4096,
+    embed_tokens: 32,
+    embed_frame_bytes: 1048576,
+    embed_ready_ms: 60000,
+    embed_call_ms: 60000,
+    embed_waiting: 4,
+    embed_request_items: 64,
+    embed_page_records: 16,
+  };
+}
+
+export interface Served {
+  readonly running: Running;
+  readonly socket: string;
+  readonly dataDir: string;
+  client(): Promise<StoreClient>;
+  /** Log lines (parsed) so far. */
+  logs(): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Serves a new store with `group` and waits until it accepts a connection. */
+export async function serve(group: Record<string, unknown>, dataDir?: string): Promise<Served> {
+  const dir = await tempRoot();
+  const run = join(dir, "run");
+  await mkdir(run, { recursive: true });
+  await chmod(run, 0o700);
+  const data = dataDir ?? join(dir, "data", "store");
+  await mkdir(join(data, ".."), { recursive: true });
+  const file = join(dir, "service.json");
+  await writeFile(file, JSON.stringify({ ...CORE, data_dir: data, ...group }));
+  const create = dataDir === undefined ? ["--create"] : [];
+  const running = start(["serve", file, ...create], {
+    XDG_RUNTIME_DIR: run,
+    SKEIN_LOG_LEVEL: "info",
+  });
+  const socket = join(run, "skein-store", "store.sock");
+  const logs = () =>
+    running
+      .stderr()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  await waitFor(running, () => logs().some((l) => l.msg === "store listening"), "listening");
+  const clients: StoreClient[] = [];
+  return {
+    running,
+    socket,
+    dataDir: data,
+    logs,
+    async client() {
+      const client = await StoreClient.connect(socket, { timeoutMs: 120_000 });
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      for (const c of clients) await c.close().catch(() => {});
+      running.child.kill("SIGTERM");
+      await running.exited;
+    },
+  };
+}
+
+/** The refusal code a call rejects with. */
+export async function refusalOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    return (error as { code: string }).code;
+  }
+  throw new Error("the call was not refused");
+}

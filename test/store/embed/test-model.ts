@@ -1,0 +1,305 @@
+/**
+ * A small deterministic BERT-shaped sentence-embedding model for tests and benchmarks, made
+ * without a download: a WordPiece `tokenizer.json` (BERT normaliser and pre-tokeniser, a
+ * vocabulary of letters, word pieces and a few words), an ONNX graph with the inputs and
+ * output of a BERT export (`input_ids`, `attention_mask`, `token_type_ids` →
+ * `last_hidden_state`: a token embedding lookup plus a token-type embedding, zeroed where
+ * the mask is 0), `config.json` and `manifest.json` (written by the store's own manifest
+ * code, so the identity is the one `skein-store model manifest` prints). The ONNX protobuf
+ * is encoded here with protobufjs from the few message types of onnx.proto it needs.
+ *
+ * Run as a script to write one: `node test/store/embed/test-model.ts DIR [--dims N]`.
+ */
+
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import protobuf from "protobufjs";
+import { writeManifest } from "../../../src/store/embed/manifest.ts";
+
+export interface TestModelOptions {
+  /** Vector dimensions (default 16). */
+  readonly dims?: number;
+  /** The model's maximum tokens, written to config.json and the manifest (default 128). */
+  readonly maxTokens?: number;
+  /** Seed of the weights (default 1): another seed is another model. */
+  readonly seed?: number;
+  /** Prefix texts the manifest names for documents and questions (default none). */
+  readonly prefix?: { readonly document: string; readonly question: string };
+}
+
+export interface TestModel {
+  readonly dir: string;
+  readonly identity: string;
+  readonly dims: number;
+  readonly maxTokens: number;
+}
+
+const SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+const WORDS =
+  "the a an of and to in is it that on for with as was by at be this are from or have not but what all were when we there can more one about which their will up out time if so into some them other than then its only also two these first new any my now over such our even most made after many well way down should because each those people how too year good very make world still own see men work long here get both between life being under never day same another know while last might us great old year off come since against go came right used take three words word text document question store branch version model vector search".split(
+    " ",
+  );
+
+function vocabulary(): string[] {
+  const letters = "abcdefghijklmnopqrstuvwxyz0123456789".split("");
+  const unique = [...new Set(WORDS)];
+  return [...SPECIAL, ...letters, ...letters.map((l) => `##${l}`), ...unique];
+}
+
+function tokenizerJson(vocab: readonly string[]): unknown {
+  const ids = Object.fromEntries(vocab.map((token, id) => [token, id]));
+  const special = (content: string) => ({
+    id: ids[content],
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
+  const template = (id: string) => ({ SpecialToken: { id, type_id: 0 } });
+  return {
+    version: "1.0",
+    truncation: null,
+    padding: null,
+    added_tokens: SPECIAL.map(special),
+    normalizer: {
+      type: "BertNormalizer",
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
+    pre_tokenizer: { type: "BertPreTokenizer" },
+    post_processor: {
+      type: "TemplateProcessing",
+      single: [template("[CLS]"), { Sequence: { id: "A", type_id: 0 } }, template("[SEP]")],
+      pair: [
+        template("[CLS]"),
+        { Sequence: { id: "A", type_id: 0 } },
+        template("[SEP]"),
+        { Sequence: { id: "B", type_id: 1 } },
+        { SpecialToken: { id: "[SEP]", type_id: 1 } },
+      ],
+      special_tokens: {
+        "[CLS]": { id: "[CLS]", ids: [ids["[CLS]"]], tokens: ["[CLS]"] },
+        "[SEP]": { id: "[SEP]", ids: [ids["[SEP]"]], tokens: ["[SEP]"] },
+      },
+    },
+    decoder: { type: "WordPiece", prefix: "##", cleanup: true },
+    model: {
+      type: "WordPiece",
+      unk_token: "[UNK]",
+      continuing_subword_prefix: "##",
+      max_input_chars_per_word: 100,
+      vocab: ids,
+    },
+  };
+}
+
+/** mulberry32: a tiny seeded generator, so the same seed gives the same weights. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+  };
+}
+
+function weights(rows: number, dims: number, next: () => number): Buffer {
+  const values = new Float32Array(rows * dims);
+  for (let i = 0; i < values.length; i++) values[i] = next();
+  return Buffer.from(values.buffer);
+}
+
+// The subset of onnx.proto (field numbers as there) this graph needs.
+const onnxSchema = protobuf.Root.fromJSON({
+  nested: {
+    onnx: {
+      nested: {
+        ModelProto: {
+          fields: {
+            ir_version: { type: "int64", id: 1 },
+            producer_name: { type: "string", id: 2 },
+            graph: { type: "GraphProto", id: 7 },
+            opset_import: { rule: "repeated", type: "OperatorSetIdProto", id: 8 },
+          },
+        },
+        OperatorSetIdProto: {
+          fields: { domain: { type: "string", id: 1 }, version: { type: "int64", id: 2 } },
+        },
+        GraphProto: {
+          fields: {
+            node: { rule: "repeated", type: "NodeProto", id: 1 },
+            name: { type: "string", id: 2 },
+            initializer: { rule: "repeated", type: "TensorProto", id: 5 },
+            input: { rule: "repeated", type: "ValueInfoProto", id: 11 },
+            output: { rule: "repeated", type: "ValueInfoProto", id: 12 },
+          },
+        },
+        NodeProto: {
+          fields: {
+            input: { rule: "repeated", type: "string", id: 1 },
+            output: { rule: "repeated", type: "string", id: 2 },
+            name: { type: "string", id: 3 },
+            op_type: { type: "string", id: 4 },
+            attribute: { rule: "repeated", type: "AttributeProto", id: 5 },
+          },
+        },
+        AttributeProto: {
+          fields: {
+            name: { type: "string", id: 1 },
+            i: { type: "int64", id: 3 },
+            type: { type: "int32", id: 20 },
+          },
+        },
+        TensorProto: {
+          fields: {
+            dims: { rule: "repeated", type: "int64", id: 1 },
+            data_type: { type: "int32", id: 2 },
+            name: { type: "string", id: 8 },
+            raw_data: { type: "bytes", id: 9 },
+          },
+        },
+        ValueInfoProto: {
+          fields: { name: { type: "string", id: 1 }, type: { type: "TypeProto", id: 2 } },
+        },
+        TypeProto: { fields: { tensor_type: { type: "TensorType", id: 1 } } },
+        TensorType: {
+          fields: {
+            elem_type: { type: "int32", id: 1 },
+            shape: { type: "TensorShapeProto", id: 2 },
+          },
+        },
+        TensorShapeProto: { fields: { dim: { rule: "repeated", type: "Dimension", id: 1 } } },
+        Dimension: {
+          fields: { dim_value: { type: "int64", id: 1 }, dim_param: { type: "string", id: 2 } },
+        },
+      },
+    },
+  },
+});
+
+const FLOAT = 1;
+const INT64 = 7;
+const ATTRIBUTE_INT = 2;
+
+function valueInfo(name: string, elemType: number, dims: (string | number)[]) {
+  return {
+    name,
+    type: {
+      tensor_type: {
+        elem_type: elemType,
+        shape: {
+          dim: dims.map((d) => (typeof d === "string" ? { dim_param: d } : { dim_value: d })),
+        },
+      },
+    },
+  };
+}
+
+function node(op: string, inputs: string[], output: string, attribute: object[] = []) {
+  return { op_type: op, input: inputs, output: [output], name: output, attribute };
+}
+
+function onnxModel(vocab: number, dims: number, seed: number): Uint8Array {
+  const next = generator(seed);
+  const graph = {
+    name: "skein_test_model",
+    initializer: [
+      {
+        name: "word_embeddings",
+        data_type: FLOAT,
+        dims: [vocab, dims],
+        raw_data: weights(vocab, dims, next),
+      },
+      {
+        name: "type_embeddings",
+        data_type: FLOAT,
+        dims: [2, dims],
+        raw_data: weights(2, dims, next),
+      },
+      {
+        name: "last_axis",
+        data_type: INT64,
+        dims: [1],
+        raw_data: Buffer.from(new BigInt64Array([-1n]).buffer),
+      },
+    ],
+    node: [
+      node("Gather", ["word_embeddings", "input_ids"], "words", [
+        { name: "axis", i: 0, type: ATTRIBUTE_INT },
+      ]),
+      node("Gather", ["type_embeddings", "token_type_ids"], "types", [
+        { name: "axis", i: 0, type: ATTRIBUTE_INT },
+      ]),
+      node("Add", ["words", "types"], "summed"),
+      node("Cast", ["attention_mask"], "mask_float", [
+        { name: "to", i: FLOAT, type: ATTRIBUTE_INT },
+      ]),
+      node("Unsqueeze", ["mask_float", "last_axis"], "mask_column"),
+      node("Mul", ["summed", "mask_column"], "last_hidden_state"),
+    ],
+    input: [
+      valueInfo("input_ids", INT64, ["batch", "sequence"]),
+      valueInfo("attention_mask", INT64, ["batch", "sequence"]),
+      valueInfo("token_type_ids", INT64, ["batch", "sequence"]),
+    ],
+    output: [valueInfo("last_hidden_state", FLOAT, ["batch", "sequence", dims])],
+  };
+  const Model = onnxSchema.lookupType("onnx.ModelProto");
+  const message = Model.fromObject({
+    ir_version: 8,
+    producer_name: "skein-test-model",
+    graph,
+    opset_import: [{ domain: "", version: 17 }],
+  });
+  return Model.encode(message).finish();
+}
+
+/** Writes the model into `dir` (created) and returns its identity. */
+export async function writeTestModel(
+  dir: string,
+  options: TestModelOptions = {},
+): Promise<TestModel> {
+  const dims = options.dims ?? 16;
+  const maxTokens = options.maxTokens ?? 128;
+  const vocab = vocabulary();
+  await mkdir(join(dir, "onnx"), { recursive: true });
+  await writeFile(join(dir, "tokenizer.json"), JSON.stringify(tokenizerJson(vocab)));
+  await writeFile(
+    join(dir, "config.json"),
+    JSON.stringify({
+      model_type: "bert",
+      hidden_size: dims,
+      max_position_embeddings: maxTokens,
+      vocab_size: vocab.length,
+    }),
+  );
+  await writeFile(
+    join(dir, "onnx", "model.onnx"),
+    onnxModel(vocab.length, dims, options.seed ?? 1),
+  );
+  const manifest = await writeManifest(dir, {
+    dims,
+    max_tokens: maxTokens,
+    special_tokens: { start: "[CLS]", end: "[SEP]" },
+    prefix: options.prefix ?? { document: "", question: "" },
+    pooling: "mean",
+    normalize: true,
+  });
+  return { dir, identity: manifest.identity, dims, maxTokens };
+}
+
+if (import.meta.main) {
+  const [dir, flag, value] = process.argv.slice(2);
+  if (dir === undefined) {
+    process.stderr.write("usage: node test/store/embed/test-model.ts DIR [--dims N]\n");
+    process.exit(2);
+  }
+  const model = await writeTestModel(dir, flag === "--dims" ? { dims: Number(value) } : {});
+  process.stdout.write(`${model.identity}\n`);
+}
