@@ -67,6 +67,11 @@ export class StoreClient {
     return client;
   }
 
+  /** True once the connection has closed (the store stopped, or refused the connection). */
+  get closed(): boolean {
+    return this.#closedError !== undefined;
+  }
+
   call(verb: string, args: object = {}): Promise<unknown> {
     if (this.#closedError !== undefined) return Promise.reject(this.#closedError);
     const id = this.#nextId++;

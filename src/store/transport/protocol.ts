@@ -38,4 +38,9 @@ export interface HelloResult {
   readonly version: string;
   readonly max_frame: number;
   readonly shards: number;
+  /**
+   * The verbs this store serves, so a client (the MCP server's tool list) offers only what
+   * the store can do; a verb a deployment has not enabled is left out.
+   */
+  readonly verbs: readonly string[];
 }

@@ -41,7 +41,7 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { decodeArgs, PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
+import { decodeArgs, PIPELINED_VERBS, runVerb, type Session, VERBS } from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -306,6 +306,7 @@ function serveConnection(
           version: VERSION,
           max_frame: frameLimit,
           shards: store.shards,
+          verbs: VERBS,
         };
         if (gate !== null) {
           verifyHello(request.id, hello.client ?? "anonymous", hello.pass, result);

@@ -1,0 +1,219 @@
+// `skein-store mcp-http` as a real process in front of a real `skein-store serve` with `idp`
+// and the real dev `skein-idp`: the SDK's own client lists and calls the tools with an
+// agent's pass; sign-in (401 challenges, two bearers, a refused pass), Origin, a denied act,
+// the header and body deadlines and max_connections, all over real sockets.
+
+import assert from "node:assert/strict";
+import { connect, type Socket } from "node:net";
+import { test } from "node:test";
+import { StoreClient } from "../../../src/store/client/client.ts";
+import { agent, DATABASE, mcpWorld, post, sdkClient } from "./fixture.ts";
+
+const world = await mcpWorld();
+const LOOPBACK = "127.0.0.1:0";
+const ORIGIN = "https://app.example";
+const main = await world.mcp({ listen: LOOPBACK, allowed_origins: [ORIGIN] });
+const writer = await agent(world.idp, "mcp-writer", [["admin", `db/${DATABASE}`]]);
+// Read on the whole database: a collection grant covers only placed collections.
+const reader = await agent(world.idp, "mcp-reader", [["read", `db/${DATABASE}`]]);
+// Collections are made over the socket: creating one is no agent tool.
+const admin = await StoreClient.connect(world.socketPath, { pass: writer.pass });
+await admin.call("collections.create", { collection: "notes" });
+await admin.close();
+
+type ToolText = { content: { type: string; text: string }[]; isError?: boolean };
+
+test("the SDK client lists the tools the store serves, each with its schemas", async () => {
+  const client = await sdkClient(main.url, writer.pass);
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name);
+  for (const name of ["collections_list", "document_get", "document_append_prune"]) {
+    assert.ok(names.includes(name), name);
+  }
+  // Verbs this store does not serve are no tools.
+  assert.ok(!names.some((n) => n.startsWith("query") || n.startsWith("search")));
+  for (const tool of tools) {
+    assert.equal(tool.inputSchema.type, "object");
+    assert.equal(tool.outputSchema?.type, "object");
+    assert.ok((tool.description ?? "").length > 10);
+  }
+  await client.close();
+});
+
+test("tools are called with the caller's pass: put, get, append_prune, history", async () => {
+  const client = await sdkClient(main.url, writer.pass);
+  const put = await client.callTool({
+    name: "document_put",
+    arguments: { collection: "notes", key: "a", value: { n: 1 } },
+  });
+  assert.equal(put.isError, undefined, JSON.stringify(put));
+  const receipt = put.structuredContent as { version: number; author: string };
+  assert.equal(receipt.author, "mcp-http");
+  const got = await client.callTool({
+    name: "document_get",
+    arguments: { collection: "notes", key: "a" },
+  });
+  assert.deepEqual(got.structuredContent, {
+    found: true,
+    value: { n: 1 },
+    version: receipt.version,
+  });
+  const memory = await client.callTool({
+    name: "document_append_prune",
+    arguments: { collection: "notes", key: "log", records: [1, 2, 3], keep: 2 },
+  });
+  const appended = memory.structuredContent as { appended: number; length: number };
+  assert.equal(appended.appended, 3);
+  assert.equal(appended.length, 2);
+  const history = await client.callTool({
+    name: "history_list",
+    arguments: { collection: "notes" },
+  });
+  assert.ok((history.structuredContent as { rows: unknown[] }).rows.length >= 2);
+  await client.close();
+});
+
+test("a denied act is a tool error carrying the store's code", async () => {
+  const client = await sdkClient(main.url, reader.pass);
+  const denied = (await client.callTool({
+    name: "document_put",
+    arguments: { collection: "notes", key: "b", value: 2 },
+  })) as ToolText;
+  assert.equal(denied.isError, true);
+  assert.equal(JSON.parse(denied.content[0]!.text).error.code, "permission_denied");
+  const read = await client.callTool({
+    name: "document_get",
+    arguments: { collection: "notes", key: "a" },
+  });
+  assert.equal((read.structuredContent as { found: boolean })?.found, true, JSON.stringify(read));
+  await client.close();
+});
+
+test("no bearer, a malformed one and two bearers are 401 with the bare challenge", async () => {
+  const cases: [string, Record<string, string> | string[]][] = [
+    ["none", {}],
+    ["malformed", { authorization: `Bearer ${writer.pass} extra` }],
+    ["another scheme", { authorization: `Basic ${writer.pass}` }],
+  ];
+  for (const [what, headers] of cases) {
+    const response = await post(main.url, headers as Record<string, string>);
+    assert.equal(response.status, 401, what);
+    assert.equal(response.headers.get("www-authenticate"), "Bearer", what);
+    assert.equal(
+      ((await response.json()) as { error: { code: string } }).error.code,
+      "bearer_required",
+    );
+  }
+  const two = await rawRequest(main.url, [
+    `authorization: Bearer ${writer.pass}`,
+    `authorization: Bearer ${reader.pass}`,
+  ]);
+  assert.match(two, /^HTTP\/1\.1 401 /);
+  assert.match(two, /\r\nwww-authenticate: Bearer\r\n/i);
+});
+
+test("a pass the store refuses is 401 invalid_token; no pass text in the answer", async () => {
+  const forged = `${writer.pass.slice(0, -4)}AAAA`;
+  const response = await post(main.url, { authorization: `Bearer ${forged}` });
+  assert.equal(response.status, 401);
+  assert.equal(response.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
+  assert.ok(!(await response.text()).includes(forged.slice(20, 60)));
+});
+
+test("with resource_metadata_url the 401 challenge names it (RFC 9728)", async () => {
+  const metadata = "https://mcp.example/.well-known/oauth-protected-resource";
+  const { url } = await world.mcp({
+    listen: LOOPBACK,
+    allowed_origins: [],
+    resource_metadata_url: metadata,
+  });
+  const response = await post(url, {});
+  assert.equal(response.status, 401);
+  assert.equal(response.headers.get("www-authenticate"), `Bearer resource_metadata="${metadata}"`);
+});
+
+test("Origin: absent and allowed are served; another is 403, even with a good pass", async () => {
+  const auth = { authorization: `Bearer ${writer.pass}` };
+  assert.equal((await post(main.url, auth)).status, 200);
+  assert.equal((await post(main.url, { ...auth, origin: ORIGIN })).status, 200);
+  for (const origin of ["https://evil.example", "https://app.example:8443", "http://app.example"]) {
+    const response = await post(main.url, { ...auth, origin });
+    assert.equal(response.status, 403, origin);
+    assert.equal(
+      ((await response.json()) as { error: { code: string } }).error.code,
+      "origin_not_allowed",
+    );
+  }
+  // An empty allowed set admits only callers without Origin.
+  const { url } = await world.mcp({ listen: LOOPBACK, allowed_origins: [] });
+  assert.equal((await post(url, auth)).status, 200);
+  assert.equal((await post(url, { ...auth, origin: ORIGIN })).status, 403);
+});
+
+test("header and body deadlines: a stalled request is answered 408 and closed", async () => {
+  const { url } = await world.mcp({
+    listen: LOOPBACK,
+    allowed_origins: [],
+    header_timeout_ms: 300,
+    body_timeout_ms: 300,
+  });
+  const headers = await stalled(url, `POST ${url.pathname} HTTP/1.1\r\nhost: x\r\n`);
+  assert.match(headers, /^HTTP\/1\.1 408 /);
+  const body = await stalled(
+    url,
+    `POST ${url.pathname} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${writer.pass}\r\n` +
+      "content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+  );
+  assert.match(body, /^HTTP\/1\.1 408 /);
+  assert.match(body, /"code":"body_timeout"/);
+});
+
+test("max_connections: a connection past the limit is closed unanswered", async () => {
+  const { url } = await world.mcp({ listen: LOOPBACK, allowed_origins: [], max_connections: 2 });
+  const held = [await open(url), await open(url)];
+  const refused = await open(url);
+  const answer = await send(refused, request(url, [`authorization: Bearer ${writer.pass}`]));
+  assert.equal(answer, "", "closed without an answer");
+  held[0]!.destroy();
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await post(url, { authorization: `Bearer ${writer.pass}` })).status, 200);
+  for (const s of held) s.destroy();
+});
+
+function request(url: URL, headers: string[]): string {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+  return (
+    `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\nconnection: close\r\n` +
+    "content-type: application/json\r\naccept: application/json, text/event-stream\r\n" +
+    `${headers.map((h) => `${h}\r\n`).join("")}content-length: ${body.length}\r\n\r\n${body}`
+  );
+}
+
+function open(url: URL): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+/** Writes `text` and gathers everything the server sends until it closes. */
+function send(socket: Socket, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    let got = "";
+    socket.on("data", (d) => {
+      got += String(d);
+    });
+    socket.on("error", () => undefined);
+    socket.once("close", () => resolve(got));
+    socket.write(text);
+  });
+}
+
+async function rawRequest(url: URL, headers: string[]): Promise<string> {
+  return send(await open(url), request(url, headers));
+}
+
+/** Sends a request that never completes; what the server answers before it closes. */
+async function stalled(url: URL, text: string): Promise<string> {
+  return send(await open(url), text);
+}
