@@ -97,6 +97,7 @@ export class PassPool {
     const client = StoreClient.connect(this.#options.socketPath, {
       client: CLIENT_NAME,
       pass,
+      verbs: true,
       timeoutMs: this.#options.timeoutMs ?? MCP_STORE_CALL_TIMEOUT_MS,
     }).catch((error: unknown) => {
       const code = (error as NodeJS.ErrnoException).code;

@@ -306,7 +306,7 @@ function serveConnection(
           version: VERSION,
           max_frame: frameLimit,
           shards: store.shards,
-          verbs: VERBS,
+          ...(hello.verbs === true ? { verbs: VERBS } : {}),
         };
         if (gate !== null) {
           verifyHello(request.id, hello.client ?? "anonymous", hello.pass, result);

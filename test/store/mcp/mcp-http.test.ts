@@ -4,11 +4,18 @@
 // the header and body deadlines and max_connections, all over real sockets.
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { StoreClient } from "../../../src/store/client/client.ts";
 import { agent, DATABASE, mcpWorld, post, sdkClient } from "./fixture.ts";
 
+const run = promisify(execFile);
 const world = await mcpWorld();
 const LOOPBACK = "127.0.0.1:0";
 const ORIGIN = "https://app.example";
@@ -87,6 +94,23 @@ test("a denied act is a tool error carrying the store's code", async () => {
   });
   assert.equal((read.structuredContent as { found: boolean })?.found, true, JSON.stringify(read));
   await client.close();
+});
+
+test("the MCP Inspector's CLI lists and calls the tools with the bearer header", async () => {
+  const list = await inspector(main.url, writer.pass, ["--method", "tools/list"]);
+  const tools = (list as { tools: { name: string }[] }).tools.map((t) => t.name);
+  assert.ok(tools.includes("document_get"), JSON.stringify(list));
+  const called = await inspector(main.url, writer.pass, [
+    "--method",
+    "tools/call",
+    "--tool-name",
+    "document_get",
+    "--tool-arg",
+    "collection=notes",
+    "key=absent",
+  ]);
+  const result = called as { structuredContent?: { found: boolean } };
+  assert.equal(result.structuredContent?.found, false, JSON.stringify(called));
 });
 
 test("no bearer, a malformed one and two bearers are 401 with the bare challenge", async () => {
@@ -179,6 +203,30 @@ test("max_connections: a connection past the limit is closed unanswered", async 
   assert.equal((await post(url, { authorization: `Bearer ${writer.pass}` })).status, 200);
   for (const s of held) s.destroy();
 });
+
+const INSPECTOR = fileURLToPath(
+  import.meta.resolve("@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+);
+
+/** Runs `mcp-inspector --cli` (offline) against `url`; its JSON output. */
+async function inspector(url: URL, pass: string, args: string[]): Promise<unknown> {
+  const home = await mkdtemp(join(tmpdir(), "skein-inspector-"));
+  const { stdout } = await run(
+    process.execPath,
+    [
+      INSPECTOR,
+      "--cli",
+      url.href,
+      "--transport",
+      "http",
+      ...args,
+      "--header",
+      `Authorization: Bearer ${pass}`,
+    ],
+    { env: { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, "mcp.json") } },
+  );
+  return JSON.parse(stdout);
+}
 
 function request(url: URL, headers: string[]): string {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
