@@ -25,7 +25,9 @@ const CORE = {
 
 export interface McpWorld {
   readonly idp: Awaited<ReturnType<typeof runIdp>>;
-  readonly store: Running;
+  readonly store: () => Running;
+  /** Stops the store (SIGTERM) and serves the same data again. */
+  restartStore(): Promise<void>;
   /** The store's socket, where `serve` placed it (the runtime directory, name `store`). */
   readonly socketPath: string;
   /** Starts an `mcp-http` with `mcp` as its `mcp_http` object; its URL. */
@@ -46,12 +48,18 @@ export async function mcpWorld(): Promise<McpWorld> {
   };
   const serviceFile = join(dir, "service.json");
   await writeFile(serviceFile, JSON.stringify(service));
-  const store = start(["serve", serviceFile, "--create"], env);
+  let store = start(["serve", serviceFile, "--create"], env);
   await waitFor(store, () => /store listening/.test(store.stderr()), "the store");
   let n = 0;
   return {
     idp,
-    store,
+    store: () => store,
+    async restartStore() {
+      store.child.kill("SIGTERM");
+      await store.exited;
+      store = start(["serve", serviceFile], env);
+      await waitFor(store, () => /store listening/.test(store.stderr()), "the store again");
+    },
     socketPath: join(run, "skein-store", "store.sock"),
     async mcp(mcp) {
       const file = join(dir, `mcp-${n++}.json`);

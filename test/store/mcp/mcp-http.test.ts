@@ -80,6 +80,23 @@ test("tools are called with the caller's pass: put, get, append_prune, history",
   await client.close();
 });
 
+test("after a store restart the same pass's next call connects again", async () => {
+  const client = await sdkClient(main.url, writer.pass);
+  const before = await client.callTool({
+    name: "document_get",
+    arguments: { collection: "notes", key: "a" },
+  });
+  assert.equal(before.isError, undefined);
+  await world.restartStore();
+  const after = await client.callTool({
+    name: "document_get",
+    arguments: { collection: "notes", key: "a" },
+  });
+  assert.equal(after.isError, undefined, JSON.stringify(after));
+  assert.equal((after.structuredContent as { found: boolean }).found, true);
+  await client.close();
+});
+
 test("a denied act is a tool error carrying the store's code", async () => {
   const client = await sdkClient(main.url, reader.pass);
   const denied = (await client.callTool({
