@@ -191,6 +191,42 @@ test("Origin: absent and allowed are served; another is 403, even with a good pa
   assert.equal((await post(url, { ...auth, origin: ORIGIN })).status, 403);
 });
 
+test("protocol versions 2025-06-18 and 2025-11-25 are both negotiated", async () => {
+  for (const version of ["2025-06-18", "2025-11-25"]) {
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: version,
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    };
+    const response = await post(
+      main.url,
+      { authorization: `Bearer ${writer.pass}` },
+      JSON.stringify(initialize),
+    );
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { result: { protocolVersion: string } };
+    assert.equal(body.result.protocolVersion, version);
+  }
+});
+
+test("POST only; a body too large is 413 and one not JSON is 400", async () => {
+  const auth = { authorization: `Bearer ${writer.pass}` };
+  const get = await fetch(main.url, { headers: { ...auth, accept: "text/event-stream" } });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get("allow"), "POST");
+  const large = await post(main.url, auth, `"${"x".repeat(4 * 1024 * 1024)}"`).catch(() => null);
+  // The server may close before the client has sent everything; when it answers, it is 413.
+  if (large !== null) assert.equal(large.status, 413);
+  const notJson = await post(main.url, auth, "{");
+  assert.equal(notJson.status, 400);
+  assert.equal(((await notJson.json()) as { error: { code: string } }).error.code, "body_not_json");
+});
+
 test("header and body deadlines: a stalled request is answered 408 and closed", async () => {
   const { url } = await world.mcp({
     listen: LOOPBACK,
