@@ -159,6 +159,10 @@ test("a pass the store refuses is 401 invalid_token; no pass text in the answer"
   assert.equal(response.status, 401);
   assert.equal(response.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
   assert.ok(!(await response.text()).includes(forged.slice(20, 60)));
+  // Nor in mcp-http's log, for this pass or the ones it served.
+  for (const pass of [forged, writer.pass, reader.pass]) {
+    assert.ok(!main.process.stderr().includes(pass.slice(20, 60)));
+  }
 });
 
 test("with resource_metadata_url the 401 challenge names it (RFC 9728)", async () => {
