@@ -31,7 +31,14 @@ process.on("exit", () => {
 const run = join(root, "run");
 mkdirSync(run);
 chmodSync(run, 0o700);
-const env = { ...process.env, XDG_RUNTIME_DIR: run, SKEIN_LOG_LEVEL: "info" };
+const env = {
+  ...process.env,
+  XDG_RUNTIME_DIR: run,
+  SKEIN_LOG_LEVEL: "info",
+  ...(process.env.BENCH_PROF
+    ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROF}` }
+    : {}),
+};
 
 /** Spawns `args` and resolves with the first stream text matching `ready`. */
 function spawnUntil(args: string[], ready: RegExp): Promise<RegExpExecArray> {
@@ -182,4 +189,15 @@ for (const clients of [1, 8]) {
     }
   }
 }
+// Stop the processes cleanly (a profile run, BENCH_PROF=DIR, writes their CPU profiles then).
+await Promise.all(
+  children.map(
+    (c) =>
+      new Promise((resolve) => {
+        if (c.exitCode !== null) return resolve(null);
+        c.once("exit", resolve);
+        c.kill("SIGTERM");
+      }),
+  ),
+);
 process.exit(0);
