@@ -63,6 +63,9 @@ export async function callTool(
     };
   } catch (error) {
     if (!isCodedError(error)) throw error;
+    // The pass has expired: closing its connection makes the next request of this pass say
+    // hello again, which the store refuses, so the caller gets a 401 and signs in anew.
+    if (error.code === "pass_expired") void client.close();
     const refusal = { error: { code: error.code, message: error.message } };
     return { isError: true, content: [{ type: "text", text: JSON.stringify(refusal) }] };
   }

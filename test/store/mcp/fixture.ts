@@ -4,13 +4,15 @@
  * objects; passes for agents with chosen grants; the SDK's own Streamable HTTP client.
  */
 
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { importJWK, SignJWT } from "jose";
 import { type Running, start, waitFor } from "../cli/harness.ts";
-import { agent, DATABASE, runIdp } from "../idp/support.ts";
+import { agent, DATABASE, type RunningIdp, runIdp } from "../idp/support.ts";
 
 export { agent, DATABASE };
 
@@ -78,6 +80,18 @@ export async function mcpWorld(): Promise<McpWorld> {
       return { url: new URL(`http://127.0.0.1:${port}${path}`), process };
     },
   };
+}
+
+/** A pass signed with the IdP's own key, with chosen claims (a short expiry, say). */
+export async function signedPass(idp: RunningIdp, claims: Record<string, unknown>) {
+  const keys = JSON.parse(readFileSync(`${idp.dataDir}/keys.json`, "utf8")) as {
+    signing: { kid: string }[];
+  };
+  const jwk = keys.signing[0]!;
+  const key = await importJWK(jwk, "ES256");
+  return new SignJWT({ skein_subject_type: "client", client_id: "forged", ...claims })
+    .setProtectedHeader({ alg: "ES256", kid: jwk.kid, typ: "at+jwt" })
+    .sign(key);
 }
 
 /** The SDK's own client, connected with `pass` as its bearer. */

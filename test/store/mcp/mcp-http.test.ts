@@ -13,7 +13,8 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { StoreClient } from "../../../src/store/client/client.ts";
-import { agent, DATABASE, mcpWorld, post, sdkClient } from "./fixture.ts";
+import { addClient, grant } from "../idp/support.ts";
+import { agent, DATABASE, mcpWorld, post, sdkClient, signedPass } from "./fixture.ts";
 
 const run = promisify(execFile);
 const world = await mcpWorld();
@@ -163,6 +164,33 @@ test("a pass the store refuses is 401 invalid_token; no pass text in the answer"
   for (const pass of [forged, writer.pass, reader.pass]) {
     assert.ok(!main.process.stderr().includes(pass.slice(20, 60)));
   }
+});
+
+test("a pass that expires: its call is a pass_expired tool error, its next request a 401", async () => {
+  addClient(world.idp, "mcp-short");
+  grant(world.idp, "client:mcp-short", "admin", `db/${DATABASE}`);
+  const now = Math.floor(Date.now() / 1000);
+  const short = await signedPass(world.idp, {
+    iss: world.idp.issuer,
+    sub: "mcp-short",
+    aud: `urn:skein:store:${DATABASE}`,
+    iat: now,
+    exp: now + 3,
+  });
+  const client = await sdkClient(main.url, short);
+  const fresh = await client.callTool({ name: "collections_list", arguments: {} });
+  assert.equal(fresh.isError, undefined, JSON.stringify(fresh));
+  await new Promise((resolve) => setTimeout(resolve, (now + 3) * 1000 - Date.now() + 500));
+  const late = (await client.callTool({ name: "collections_list", arguments: {} })) as ToolText;
+  assert.equal(late.isError, true);
+  assert.equal(JSON.parse(late.content[0]!.text).error.code, "pass_expired");
+  // The store's hello allows 5 s of clock skew (PASS_CLOCK_TOLERANCE_S): past it, the pass's
+  // next request says hello again and is refused.
+  await new Promise((resolve) => setTimeout(resolve, (now + 3 + 6) * 1000 - Date.now()));
+  const next = await post(main.url, { authorization: `Bearer ${short}` });
+  assert.equal(next.status, 401);
+  assert.equal(next.headers.get("www-authenticate"), 'Bearer error="invalid_token"');
+  await client.close().catch(() => undefined);
 });
 
 test("with resource_metadata_url the 401 challenge names it (RFC 9728)", async () => {
