@@ -81,6 +81,43 @@ test("tools are called with the caller's pass: put, get, append_prune, history",
   await client.close();
 });
 
+test("every tool's answer fits its output schema (the SDK client checks it)", async () => {
+  const client = await sdkClient(main.url, writer.pass);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    assert.equal(result.isError, undefined, `${name}: ${JSON.stringify(result)}`);
+    return result.structuredContent as Record<string, unknown>;
+  };
+  const base = (await call("document_put", { collection: "notes", key: "s1", value: 1 }))
+    .version as number;
+  await call("branches_create", { collection: "notes", branch: "try" });
+  await call("document_put", {
+    collection: "notes",
+    branch: "try",
+    records: [
+      { key: "s2", value: [1, 2] },
+      { key: "s3", value: null },
+    ],
+  });
+  assert.ok(((await call("branches_list", { collection: "notes" })).rows as unknown[]).length >= 2);
+  const listed = await call("document_list", { collection: "notes", branch: "try", prefix: "s" });
+  assert.deepEqual(
+    (listed.rows as { key: string }[]).map((r) => r.key),
+    ["s1", "s2", "s3"],
+  );
+  const changes = await call("changes_list", {
+    collection: "notes",
+    branch: "try",
+    from_branch: "main",
+    from: base,
+  });
+  assert.equal((changes.changes as unknown[]).length, 2);
+  await call("document_delete", { collection: "notes", branch: "try", keys: ["s2", "s3"] });
+  await call("branches_delete", { collection: "notes", branch: "try" });
+  await call("collections_list", {});
+  await client.close();
+});
+
 test("after a store restart the same pass's next call connects again", async () => {
   const client = await sdkClient(main.url, writer.pass);
   const before = await client.callTool({
