@@ -83,6 +83,10 @@ export function readJsonBody(
   timeoutMs: number,
   maxBytes: number = MCP_REQUEST_BODY_MAX_BYTES,
 ): Promise<unknown> {
+  // A declared length past the bound is refused before a byte of the body is read.
+  if (Number(request.headers["content-length"] ?? 0) > maxBytes) {
+    return Promise.reject(mcpRefusal("body_too_large"));
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;

@@ -22,8 +22,6 @@ export interface McpHttpOptions {
   /** The store's `max_clients`: the pool keeps at most half of it. */
   readonly storeMaxClients: number;
   readonly log: Logger;
-  /** Overrides the pool bound (tests). */
-  readonly maxStoreConnections?: number;
 }
 
 /** Refusals of the pass at hello: the caller must sign in again, so a 401. */
@@ -39,9 +37,10 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<LoopbackHtt
   const { policy, log } = options;
   const pool = new PassPool({
     socketPath: options.socketPath,
-    maxConnections:
-      options.maxStoreConnections ??
-      Math.max(1, Math.min(MCP_STORE_CONNECTIONS_MAX, Math.floor(options.storeMaxClients / 2))),
+    maxConnections: Math.max(
+      1,
+      Math.min(MCP_STORE_CONNECTIONS_MAX, Math.floor(options.storeMaxClients / 2)),
+    ),
   });
   const unauthorized = (response: ServerResponse, invalidToken = false) =>
     sendRefusal(response, mcpRefusal(invalidToken ? "pass_refused" : "bearer_required"), {
