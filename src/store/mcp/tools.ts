@@ -4,8 +4,8 @@
  * verb's result). The store decodes the arguments itself, strictly, so a schema documents
  * the call and the store's `invalid_request` refuses what does not fit. The tool list is
  * built from the verbs the store names at hello: a verb a store does not serve (`query.run`
- * when queries are not enabled, `search.text` before it exists) is no tool, and a tool
- * written here for a later verb appears once the store serves it.
+ * when queries are not enabled, `search.text` before it exists) is no tool, and a row added
+ * here for a later verb appears once the store serves it.
  */
 
 type Schema = Record<string, unknown>;
@@ -255,6 +255,35 @@ export const TOOLS: readonly ToolSpec[] = [
       properties: { changes: { type: "array", items: { type: "object" } }, denied },
       required: ["changes"],
     },
+    readOnly: true,
+    destructive: false,
+  },
+  {
+    name: "query_run",
+    verb: "query.run",
+    title: "Run a query",
+    description:
+      "Runs `code`, a JavaScript function expression (record, args) => output | output[] | " +
+      "undefined, over each {key, value} of a branch in key order (optionally under a prefix, " +
+      "at a version) in the store's sandbox; returns a page of {key, output} rows. Pass " +
+      "`next` as `after` for the next page. Listed only when the store has queries enabled.",
+    inputSchema: input(
+      {
+        collection,
+        branch,
+        version,
+        prefix: { type: "string", maxLength: 1024 },
+        after: { type: "string", maxLength: 1024, description: "Continue after this key." },
+        limit,
+        code: { type: "string", minLength: 1, description: "The function expression." },
+        args: { description: "Any JSON value, the function's second argument." },
+      },
+      ["collection", "code"],
+    ),
+    outputSchema: page(
+      { type: "object", properties: { key: { type: "string" }, output: anyValue } },
+      { version: { type: "integer" }, scanned: { type: "integer" } },
+    ),
     readOnly: true,
     destructive: false,
   },
