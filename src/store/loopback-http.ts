@@ -20,6 +20,34 @@ export interface LoopbackHttpOptions {
   readonly service: string;
   /** Answers a request and returns true, or returns false to leave it unrouted. */
   readonly handler?: Handler;
+  /**
+   * Deadline for a request's headers, in ms from its first byte (Node answers 408 and
+   * closes); unset keeps Node's default.
+   */
+  readonly headerTimeoutMs?: number;
+}
+
+/**
+ * Longest pause between two checks of the header deadline: Node checks it on an interval
+ * (30 s by default), so a short deadline needs a shorter one to be kept to within a second.
+ */
+export const HEADER_DEADLINE_CHECK_MAX_MS = 1000;
+
+/** Largest timer Node keeps exactly (2^31 - 1 ms); longer deadlines are capped to it. */
+const TIMER_MAX_MS = 2_147_483_647;
+
+function serverOptions(headerTimeoutMs: number | undefined) {
+  if (headerTimeoutMs === undefined) return {};
+  const headersTimeout = Math.min(headerTimeoutMs, TIMER_MAX_MS);
+  return {
+    headersTimeout,
+    // The whole-request bound must not be below the header bound; the body has its own.
+    requestTimeout: 0,
+    connectionsCheckingInterval: Math.max(
+      1,
+      Math.min(HEADER_DEADLINE_CHECK_MAX_MS, Math.floor(headersTimeout / 4)),
+    ),
+  };
 }
 
 export interface LoopbackHttp {
@@ -36,7 +64,7 @@ function notFound(response: ServerResponse): void {
 
 export async function startLoopbackHttp(options: LoopbackHttpOptions): Promise<LoopbackHttp> {
   const sockets = new Set<Socket>();
-  const server = createServer((request, response) => {
+  const server = createServer(serverOptions(options.headerTimeoutMs), (request, response) => {
     if (options.handler?.(request, response) !== true) notFound(response);
   });
   const max = options.maxConnections;

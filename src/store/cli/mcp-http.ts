@@ -2,12 +2,16 @@
  * `skein-store mcp-http ABSOLUTE_PATH`: the HTTP MCP endpoint, a separate process reading
  * the service file's `mcp_http` object. The path must be absolute and the file at most
  * 1048576 bytes; the whole service file is decoded, then `mcp_http` (required here) with its
- * full listener policy. Every refusal of the policy is `mcp_http_config_invalid`. It then
- * listens on the loopback address and stops cleanly on SIGINT or SIGTERM; the MCP routes at
- * `mcp_http.path` are added on this listener by the MCP modules.
+ * full listener policy. Every refusal of the policy is `mcp_http_config_invalid`. The file
+ * must also configure `idp`: each request's bearer is a pass the store verifies, and without
+ * an identity provider every bearer would act with the socket's whole authority. It then
+ * serves MCP (src/store/mcp/) at `mcp_http.path` on the loopback address, calling the store
+ * at its socket (`socket`, or the runtime directory's `<name>.sock` as `serve` places it),
+ * and stops cleanly on SIGINT or SIGTERM.
  */
 
-import { isAbsolute } from "node:path";
+import { realpath } from "node:fs/promises";
+import { basename, isAbsolute } from "node:path";
 import { type Command, parseOptions } from "../../common/cli.ts";
 import { child, parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
@@ -18,13 +22,18 @@ import { mcpHttpPolicy } from "../config/mcp-http.ts";
 import { MCP_HTTP_CONFIG_INVALID, MCP_HTTP_CONFIG_MESSAGE } from "../config/refusals.ts";
 import { serviceFile } from "../config/service-file.ts";
 import type { McpHttpPolicy, StoreServiceConfig } from "../config/types.ts";
-import { startLoopbackHttp } from "../loopback-http.ts";
+import type { LoopbackHttp } from "../loopback-http.ts";
+import { startMcpHttp } from "../mcp/server.ts";
+import { resolveRuntimeDir } from "../startup/runtime-dir.ts";
+import { socketPathFor } from "../startup/socket-path.ts";
 import { reportRefusals } from "./refusal.ts";
 import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface McpHttpStartup {
   readonly service: StoreServiceConfig;
   readonly policy: McpHttpPolicy;
+  /** Where the store listens: the MCP server's every call goes there. */
+  readonly socketPath: string;
 }
 
 function invalid(reason: string): SkeinError {
@@ -49,7 +58,18 @@ export async function loadMcpHttp(path: string): Promise<McpHttpStartup> {
     (raw as { mcp_http: unknown }).mcp_http,
     child(undefined, "mcp_http"),
   );
-  return { service, policy };
+  if (service.idp === null) {
+    throw invalid("idp: mcp-http requires idp (each request's bearer is a pass the store checks)");
+  }
+  return { service, policy, socketPath: await storeSocket(service) };
+}
+
+/** The store's socket as `serve` places it: configured, or `<runtime dir>/<name>.sock`. */
+async function storeSocket(service: StoreServiceConfig): Promise<string> {
+  if (service.socket !== null) return service.socket;
+  const dataDir = await realpath(service.data_dir).catch(() => service.data_dir);
+  const runtime = await resolveRuntimeDir(process.env);
+  return socketPathFor(null, service.name ?? basename(dataDir), runtime);
 }
 
 export interface McpHttpDeps {
@@ -65,18 +85,18 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
     run: (args, io) =>
       reportRefusals("mcp-http", io, async () => {
         const { positionals } = parseOptions(args, {}, { min: 1, max: 1 });
-        const { policy } = await loadMcpHttp(positionals[0]!);
+        const { service, policy, socketPath } = await loadMcpHttp(positionals[0]!);
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-mcp" })))();
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
         const stop = deps.until ? stopWhen(deps.until) : stopSignal();
-        let http: Awaited<ReturnType<typeof startLoopbackHttp>>;
+        let http: LoopbackHttp;
         try {
-          http = await startLoopbackHttp({
-            listen: policy.listen,
-            maxConnections: policy.max_connections,
+          http = await startMcpHttp({
+            policy,
+            socketPath,
+            storeMaxClients: Number(service.max_clients),
             log,
-            service: "mcp-http",
           });
         } catch (error) {
           stop.dispose();

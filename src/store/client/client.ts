@@ -21,6 +21,8 @@ export interface StoreClientOptions {
   readonly client?: string;
   /** The caller's pass (an access token from the store's issuer); needed with `idp`. */
   readonly pass?: string;
+  /** Asks hello for the verbs the store serves (`hello.verbs`). */
+  readonly verbs?: boolean;
 }
 
 interface Pending {
@@ -59,12 +61,18 @@ export class StoreClient {
         max_frame: options.maxFrame ?? 16 << 20,
         ...(options.client === undefined ? {} : { client: options.client }),
         ...(options.pass === undefined ? {} : { pass: options.pass }),
+        ...(options.verbs === true ? { verbs: true } : {}),
       })) as HelloResult;
     } catch (error) {
       socket.destroy();
       throw error;
     }
     return client;
+  }
+
+  /** True once the connection has closed (the store stopped, or refused the connection). */
+  get closed(): boolean {
+    return this.#closedError !== undefined;
   }
 
   call(verb: string, args: object = {}): Promise<unknown> {

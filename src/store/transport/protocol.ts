@@ -7,7 +7,7 @@
  * the server closing the connection.
  */
 
-import { integer, object, optional, string, u32 } from "../../common/decode/index.ts";
+import { boolean, integer, object, optional, string, u32 } from "../../common/decode/index.ts";
 import type { ErrorShape } from "../../common/errors.ts";
 
 export interface Request {
@@ -31,6 +31,8 @@ export const helloDecoder = object({
   client: optional(string({ minBytes: 1, maxBytes: 128 })),
   /** With idp: the caller's access token from the issuer (ignored without idp). */
   pass: optional(string({ maxBytes: 65_536 })),
+  /** Asks for `verbs` in the answer (off by default: it would not fit a tiny max_frame). */
+  verbs: optional(boolean()),
 });
 
 export interface HelloResult {
@@ -38,4 +40,10 @@ export interface HelloResult {
   readonly version: string;
   readonly max_frame: number;
   readonly shards: number;
+  /**
+   * The verbs this store serves, so a client (the MCP server's tool list) offers only what
+   * the store can do; a verb a deployment has not enabled is left out. Only when hello
+   * asked for it.
+   */
+  readonly verbs?: readonly string[];
 }

@@ -43,7 +43,14 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { decodeArgs, PIPELINED_VERBS, runVerb, type Session, type VerbServices } from "./verbs.ts";
+import {
+  decodeArgs,
+  PIPELINED_VERBS,
+  runVerb,
+  type Session,
+  servedVerbs,
+  type VerbServices,
+} from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -77,6 +84,7 @@ export async function startStoreServer(
     queries: options.queries ?? null,
     embed: options.embed ?? null,
   };
+  const verbs = servedVerbs(services);
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
   // Between turns, not in one pause: requests are answered while nodes are freed.
   store.stepSweeps = true;
@@ -144,7 +152,7 @@ export async function startStoreServer(
     }
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
-    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue, options.idp ?? null);
+    serveConnection(socket, store, { maxFrame, timeoutMs }, enqueue, options.idp ?? null, verbs);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -238,6 +246,8 @@ function serveConnection(
   limits: { maxFrame: number; timeoutMs: number },
   enqueue: (item: Queued) => void,
   gate: IdpGate | null,
+  /** What hello names when asked: the verbs this server serves. */
+  verbs: readonly string[],
 ): void {
   const reader = new FrameReader(limits.maxFrame);
   let session: Session | undefined;
@@ -316,6 +326,7 @@ function serveConnection(
           version: VERSION,
           max_frame: frameLimit,
           shards: store.shards,
+          ...(hello.verbs === true ? { verbs } : {}),
         };
         if (gate !== null) {
           verifyHello(request.id, hello.client ?? "anonymous", hello.pass, result);

@@ -84,6 +84,15 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
 
+/** The verbs a server with these services serves: `query.run` only with a query service. */
+export function servedVerbs(services: VerbServices): readonly string[] {
+  return VERBS.filter((verb) =>
+    verb === "query.run"
+      ? services.queries !== null
+      : !verb.startsWith("embed.") || services.embed !== null,
+  );
+}
+
 /**
  * Verbs that commit through the store's pipeline and may run while commits are in flight;
  * every other verb runs only once the pipeline is idle (the server waits for it).

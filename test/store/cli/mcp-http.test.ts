@@ -23,6 +23,7 @@ const service = (mcp: unknown) => ({
   max_clients: 8,
   max_page: 100,
   timeout_ms: 5000,
+  idp: { issuer: "https://idp.example", database: "db1" },
   ...(mcp === undefined ? {} : { mcp_http: mcp }),
 });
 const MCP = { listen: "127.0.0.1:0", allowed_origins: ["https://app.example"] };
@@ -66,6 +67,11 @@ describe("skein-store mcp-http: refusals", () => {
     ],
     ["unknown field", service({ ...MCP, cors: true }), "mcp_http.cors: unknown field"],
     ["file too large", " ".repeat(1048577), "larger than 1048576 bytes"],
+    [
+      "no idp: every bearer would act with the socket's authority",
+      { ...service(MCP), idp: null },
+      "idp: mcp-http requires idp",
+    ],
   ];
   for (const [name, content, text] of rows) {
     test(name, async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { SkeinError } from "../../../src/common/errors.ts";
+import { StoreClient } from "../../../src/store/client/client.ts";
 import { servedStore } from "./fixture.ts";
 
 async function refused(promise: Promise<unknown>, code: string) {
@@ -30,6 +31,14 @@ describe("every verb over a real socket", async () => {
     assert.equal(client.hello?.server, "skein-store");
     assert.equal(client.hello?.max_frame, 1 << 20);
     assert.equal(client.hello?.shards, 4);
+    assert.equal(client.hello?.verbs, undefined, "verbs only when asked");
+  });
+
+  test("hello with verbs: true names the verbs the store serves", async () => {
+    const asking = await StoreClient.connect(served.socketPath, { verbs: true });
+    assert.ok(asking.hello?.verbs?.includes("document.append_prune"));
+    assert.ok(asking.hello?.verbs?.includes("changes.list"));
+    await asking.close();
   });
 
   test("collections.create | list | delete", async () => {
