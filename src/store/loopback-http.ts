@@ -20,6 +20,13 @@ export interface LoopbackHttpOptions {
   readonly service: string;
   /** Answers a request and returns true, or returns false to leave it unrouted. */
   readonly handler?: Handler;
+  /** Bounds on a browser request (the door's); Node's defaults without them. */
+  readonly limits?: {
+    /** Largest request head (request line and headers); past it Node answers 431. */
+    readonly headBytes: number;
+    /** Reading a request (head, then all of it) and each idle wait while writing. */
+    readonly ioMs: number;
+  };
 }
 
 export interface LoopbackHttp {
@@ -36,9 +43,19 @@ function notFound(response: ServerResponse): void {
 
 export async function startLoopbackHttp(options: LoopbackHttpOptions): Promise<LoopbackHttp> {
   const sockets = new Set<Socket>();
-  const server = createServer((request, response) => {
-    if (options.handler?.(request, response) !== true) notFound(response);
-  });
+  const limits = options.limits;
+  const server = createServer(
+    limits === undefined ? {} : { maxHeaderSize: limits.headBytes },
+    (request, response) => {
+      if (options.handler?.(request, response) !== true) notFound(response);
+    },
+  );
+  if (limits !== undefined) {
+    server.headersTimeout = limits.ioMs;
+    server.requestTimeout = limits.ioMs;
+    // A browser that stops reading the answer (or sending) for this long is dropped.
+    server.timeout = limits.ioMs;
+  }
   const max = options.maxConnections;
   server.maxConnections =
     max > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(max);
