@@ -563,6 +563,12 @@ function App() {
 }
 
 function refresh() {
+  const app = document.getElementById("app");
+  // The static "Loading…" placeholder is not Preact's: it goes before the first render.
+  if (app.dataset.rendered === undefined) {
+    app.textContent = "";
+    app.dataset.rendered = "1";
+  }
   render(html`<${App} />`, document.getElementById("app"));
 }
 

@@ -23,9 +23,3 @@ export const PENDING_SIGNIN_TTL_MS = 600_000;
  * again). Sessions exist only after a real sign-in, so this bounds memory, not abuse.
  */
 export const MAX_SESSIONS = 10_000;
-
-/** A store page the console asks for: enough for a screen, never the store's maximum. */
-export const CONSOLE_PAGE = 100;
-
-/** An answer to the browser beyond this is refused rather than buffered without end. */
-export const DOOR_ANSWER_MAX_BYTES = 8 << 20;

@@ -43,11 +43,23 @@ async function terminator(target: () => number): Promise<{ port: number; server:
       const plain = netConnect(target(), "127.0.0.1");
       secure.pipe(plain).pipe(secure);
       secure.on("error", () => plain.destroy());
-      plain.on("error", () => secure.destroy());
+      // The door may answer and close at once (a 431); what it wrote still reaches the client.
+      plain.on("error", () => secure.end());
     },
   );
+  const open = new Set<import("node:net").Socket>();
+  server.on("secureConnection", (socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of open) socket.destroy();
+      }),
+  );
   return { port: (server.address() as { port: number }).port, server };
 }
 
@@ -70,6 +82,8 @@ async function waitForSocket(path: string, running: Running): Promise<void> {
 export interface DoorWorld {
   readonly origin: string;
   readonly door: Running;
+  /** The door's own loopback port, behind the TLS terminator. */
+  readonly port: () => number;
   readonly idpOutput: () => string;
   readonly admin: StoreClient;
   readonly dir: string;
@@ -155,7 +169,7 @@ export async function doorWorld(env: Record<string, string> = {}): Promise<DoorW
     },
     "the door's listener",
   );
-  return { origin, door, idpOutput: idp.output, admin, dir };
+  return { origin, door, port: () => doorPort, idpOutput: idp.output, admin, dir };
 }
 
 async function seed(admin: StoreClient): Promise<void> {
