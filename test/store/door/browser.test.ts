@@ -100,8 +100,8 @@ describe("door in Chromium", { skip }, () => {
     assert.equal(await page.locator('.change[data-type="removed"]').count(), 1);
     assert.equal(await page.locator('.change[data-type="modified"]').count(), 1);
     const modified = page.locator('.change[data-key="plan/intro"] .paths');
-    assert.match(await modified.innerText(), /\.status:\s*"draft" → "ready"/);
-    assert.match(await modified.innerText(), /\+ \.tags\[1\]:\s*"b"/);
+    assert.match((await modified.textContent()) ?? "", /\.status:\s*"draft" → "ready"/);
+    assert.match((await modified.textContent()) ?? "", /\+ \.tags\[1\]:\s*"b"/);
     assert.match(page.url(), /\/s\/shop\/c\/notes\/diff\?from=main&to=agent-fix$/);
     await page.screenshot({ path: docs("door-diff.png") });
     // The shared URL opens the same view in a fresh tab of the same session.
@@ -120,11 +120,11 @@ describe("door in Chromium", { skip }, () => {
     await page.getByRole("button", { name: "Save" }).click();
     const notice = page.getByRole("status");
     await notice.waitFor();
-    const version = /v(\d+)/.exec(await notice.innerText())![1]!;
+    const version = /v(\d+)/.exec((await notice.textContent()) ?? "")![1]!;
     await page.getByRole("link", { name: "See it in the history" }).click();
     const row = page.locator(`tr[data-version="${version}"]`);
     await row.waitFor();
-    assert.match(await row.innerText(), /alice/);
+    assert.match((await row.textContent()) ?? "", /alice/);
     await page.screenshot({ path: docs("door-history.png") });
     await context.close();
   });
@@ -140,7 +140,7 @@ describe("door in Chromium", { skip }, () => {
     const alert = page.getByRole("alert");
     await alert.waitFor();
     assert.equal(await alert.getAttribute("data-code"), "permission_denied");
-    assert.match(await alert.innerText(), /^Denied/);
+    assert.match((await alert.textContent()) ?? "", /^\s*Denied/);
     const doc = await world.admin.get("notes", "readme");
     assert.equal(doc.value, "hello", "nothing was written");
     await context.close();
