@@ -153,7 +153,7 @@ async function callback(
   }
   const [first, ...others] = pending.resources;
   try {
-    const redeemed = await deps.issuer.redeem(url, state, pending.verifier, first ?? "");
+    const redeemed = await deps.issuer.redeem(url, state, pending.verifier, first);
     const passes = new Map<string, Pass>();
     if (first !== undefined) passes.set(first, redeemed.pass);
     for (const resource of others) {

@@ -83,18 +83,22 @@ export class DoorIssuer {
     return oidc.buildAuthorizationUrl(this.#config, params);
   }
 
-  /** Redeems the code of `callback` (the full callback URL) for a pass of `resource`. */
+  /**
+   * Redeems the code of `callback` (the full callback URL) for a pass of `resource`; without
+   * one (no listed store answered at sign-in) the sign-in still completes, and passes come
+   * later from the refresh token.
+   */
   async redeem(
     callback: URL,
     state: string,
     verifier: string,
-    resource: string,
+    resource: string | undefined,
   ): Promise<Redeemed> {
     const tokens = await oidc.authorizationCodeGrant(
       this.#config,
       callback,
       { expectedState: state, pkceCodeVerifier: verifier, idTokenExpected: true },
-      { resource },
+      resource === undefined ? {} : { resource },
     );
     const subject = tokens.claims()?.sub;
     if (subject === undefined) throw new Error("the ID token names no subject");
