@@ -81,7 +81,7 @@ const skip = present ? false : `${CHROMIUM} is not installed`;
 const browser = present ? await launch() : (undefined as unknown as Browser);
 const world = present ? await doorWorld() : (undefined as unknown as DoorWorld);
 const bounded = present
-  ? await doorWorld({ SERVICE_SESSION_SECONDS: "2", SERVICE_PENDING_SIGNINS: "3" })
+  ? await doorWorld({ SERVICE_SESSION_SECONDS: "5", SERVICE_PENDING_SIGNINS: "3" })
   : (undefined as unknown as DoorWorld);
 
 describe("door in Chromium", { skip }, () => {
@@ -287,8 +287,8 @@ describe("door in Chromium: bounds from the environment", { skip }, () => {
     const page = await context.newPage();
     await signIn(page, world, "alice", "/s/shop");
     const cookie = (await context.cookies()).find((c) => c.name === "skein_door")!;
-    assert.ok(cookie.expires > 0 && cookie.expires - Date.now() / 1000 <= 3, `${cookie.expires}`);
-    await new Promise((r) => setTimeout(r, 2500));
+    assert.ok(cookie.expires > 0 && cookie.expires - Date.now() / 1000 <= 6, `${cookie.expires}`);
+    await new Promise((r) => setTimeout(r, 5500));
     // The server-side session has ended even for a browser that kept the cookie.
     const replay = await raw(world.origin, "/api/session", {
       headers: { cookie: `skein_door=${cookie.value}` },
