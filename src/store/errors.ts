@@ -2,7 +2,7 @@
  * The store service's catalogue of run-time refusals. Every refusal a caller can see over the
  * socket, from `StoreClient` or from `skein-store call` is declared here once, with the
  * spec's code where the spec names one (`page_limit`, `changes_node_budget`,
- * `append_prune_keep_limit`) and our own snake_case code elsewhere; docs/store-protocol.md
+ * `append_prune_keep_limit`, the `query_…` limits) and our own snake_case code elsewhere; docs/store-protocol.md
  * lists them all and a test checks the two agree.
  */
 
@@ -13,6 +13,19 @@ export const STORE_REFUSALS = {
   page_limit: "a requested page is larger than the configured maximum",
   changes_node_budget: "a shard diff needed more tree nodes than changes_node_budget",
   append_prune_keep_limit: "keep is above append_prune_keep_ceiling",
+  query_busy: "query_max_running queries are already running",
+  query_time_limit: "the query ran longer than query_time_ms",
+  query_memory_limit: "the query needed more memory than query_memory_bytes",
+  query_output_limit: "one record gave more outputs than query_outputs_per_record",
+  query_scan_limit: "the page needed more than query_scan_records records examined",
+  // Queries.
+  query_disabled: "the service file configures no query worker",
+  query_code_error: "the query's code does not compile, is not a function, or threw",
+  query_worker_failed: "the query worker exited or broke the worker protocol mid-query",
+  query_worker_missing: "the start-up probe found no file at query_worker",
+  query_worker_not_file: "the start-up probe found query_worker is not a regular file",
+  query_worker_not_executable: "the start-up probe found query_worker is not executable",
+  query_worker_probe_failed: "the query worker did not pass the start-up probe",
   // Requests.
   invalid_request: "the request does not decode (the message names the field)",
   unknown_verb: "the verb is not one the store offers",

@@ -8,6 +8,7 @@ import { VERSION } from "../../common/version.ts";
 import { callCommand } from "./call.ts";
 import { doorCommand } from "./door.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
+import { queryCommand } from "./query.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
 
@@ -15,5 +16,12 @@ export const storeProgram: Program = {
   name: "skein-store",
   version: VERSION,
   summary: "a versioned document store for agents",
-  commands: [serveCommand(), doorCommand(), mcpHttpCommand(), callCommand, ...verbCommands],
+  commands: [
+    serveCommand(),
+    doorCommand(),
+    mcpHttpCommand(),
+    callCommand,
+    ...verbCommands,
+    queryCommand,
+  ],
 };

@@ -15,6 +15,7 @@ import { serviceFile } from "../config/service-file.ts";
 import { openStore, type Store } from "../engine/index.ts";
 import { connectIdp } from "../idp/discovery.ts";
 import type { IdpGate } from "../idp/gate.ts";
+import { QueryService } from "../query/service.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
@@ -71,11 +72,21 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           await committed.rollback();
           throw error;
         }
+        // A failed probe does not stop the store: it is logged and answers every query.
+        const queries = config.query === null ? null : await QueryService.start(config.query);
+        if (queries?.failure) {
+          log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
+        }
         try {
-          server = await startStoreServer(store, { ...serverOptions(committed.startup), idp });
+          server = await startStoreServer(store, {
+            ...serverOptions(committed.startup),
+            idp,
+            queries,
+          });
         } catch (error) {
           stop.dispose();
           idp?.close();
+          queries?.close();
           await store.close();
           await committed.rollback();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -90,6 +101,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         await stop.stopped;
         await server.close();
         idp?.close();
+        queries?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();

@@ -142,4 +142,25 @@ export class StoreClient {
       author: string;
     }>;
   }
+
+  /** One page of `query.run`: `code` is a function expression run on each record. */
+  query(
+    collection: string,
+    code: string,
+    options: {
+      args?: unknown;
+      branch?: string;
+      version?: number;
+      prefix?: string;
+      after?: string;
+      limit?: number;
+    } = {},
+  ) {
+    return this.call("query.run", { collection, code, ...options }) as Promise<{
+      rows: { key: string; output: unknown }[];
+      next: string | null;
+      scanned: number;
+      version: number;
+    }>;
+  }
 }

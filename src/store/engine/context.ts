@@ -42,6 +42,11 @@ export class StoreContext {
   readonly pipeline: CommitPipeline;
   /** Node sweeps in progress (gc.ts): every node a commit writes is protected from them. */
   readonly sweeps = new Set<NodeSweep>();
+  /**
+   * Roots of versions being read across turns (record-scan.ts): a node sweep marks from
+   * them too, so a version released while a query reads it stays whole until it ends.
+   */
+  readonly pinnedRoots = new Set<{ readonly roots: readonly (string | null)[] }>();
 
   constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
     this.db = db;

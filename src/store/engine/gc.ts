@@ -49,6 +49,7 @@ export class NodeSweep {
       for (const version of [value.head, ...value.kept]) this.#addRoots(version.roots);
     }
     for (const { value } of db.history.getRange()) this.#addRoots(value.roots);
+    for (const pin of ctx.pinnedRoots) this.#addRoots(pin.roots);
     ctx.sweeps.add(this);
   }
 

@@ -42,6 +42,7 @@ import {
 import { NodeSweep, type SweepResult, sweepNodes } from "./gc.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
 import { checkPage, type Page } from "./paging.ts";
+import { RecordScan } from "./record-scan.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
 
 /** Work in one step of a stepped sweep: nodes loaded while marking, keys examined after. */
@@ -201,6 +202,18 @@ export class Store {
       prefix: options.prefix,
       limit: this.#page(options.limit),
     });
+  }
+
+  /**
+   * An open scan of one version's records as stored JSON text (queries). It sees the
+   * version as of this call; the caller must `close` it.
+   */
+  scanRecords(
+    where: Where,
+    options: { after?: string | undefined; prefix?: string | undefined } = {},
+  ): RecordScan {
+    this.#requireIdle();
+    return new RecordScan(this.ctx, where, { after: options.after, prefix: options.prefix });
   }
 
   appendPrune(

@@ -18,6 +18,7 @@ import {
   withDefault,
 } from "../../common/decode/index.ts";
 import { INT64_MIN, UINT64_END } from "../codec/json-value.ts";
+import { QUERY_CODE_BYTES } from "../query/limits.ts";
 
 export const name = refine(
   string({
@@ -152,4 +153,13 @@ export const requests = {
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
+  "query.run": object({
+    ...where,
+    version: optional(version),
+    prefix: optional(string({ maxBytes: 1024 })),
+    after: optional(string({ maxBytes: 1024 })),
+    limit: optional(limit),
+    code: string({ minBytes: 1, maxBytes: QUERY_CODE_BYTES }),
+    args: optional(jsonValue),
+  }),
 } as const;

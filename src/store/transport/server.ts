@@ -33,6 +33,7 @@ import { storeError } from "../errors.ts";
 import type { ActArgs } from "../idp/acts.ts";
 import type { Admission, IdpGate } from "../idp/gate.ts";
 import type { Principal } from "../idp/passes.ts";
+import type { QueryService } from "../query/service.ts";
 import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
 import {
   type HelloResult,
@@ -41,7 +42,7 @@ import {
   type Response,
   requestDecoder,
 } from "./protocol.ts";
-import { decodeArgs, PIPELINED_VERBS, runVerb, type Session } from "./verbs.ts";
+import { decodeArgs, PIPELINED_VERBS, runVerb, type Session, type VerbServices } from "./verbs.ts";
 
 export interface StoreServerOptions {
   /** socket */
@@ -54,6 +55,8 @@ export interface StoreServerOptions {
   readonly timeoutMs: number | bigint;
   /** With `idp`: hello needs a pass and every act is decided by the identity provider. */
   readonly idp?: IdpGate | null;
+  /** The query group's service (null or absent: queries are refused as disabled). */
+  readonly queries?: QueryService | null;
 }
 
 export interface StoreServer {
@@ -67,6 +70,7 @@ export async function startStoreServer(
 ): Promise<StoreServer> {
   const maxFrame = Number(options.maxFrame);
   const maxClients = Number(options.maxClients);
+  const services: VerbServices = { queries: options.queries ?? null };
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);
   // Between turns, not in one pause: requests are answered while nodes are freed.
   store.stepSweeps = true;
@@ -97,7 +101,7 @@ export async function startStoreServer(
         return;
       }
       queue.shift();
-      const response = answer(store, item);
+      const response = answer(store, item, services);
       // Commits answer once durable; a deleting verb's sweep runs in steps over later
       // turns and answers at its end.
       if (response instanceof Promise) void response.then(item.send);
@@ -170,10 +174,10 @@ interface Queued {
   readonly send: (response: Response) => void;
 }
 
-function answer(store: Store, item: Queued): Response | Promise<Response> {
+function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {
   const { request, session } = item;
   try {
-    const result = runVerb(store, request.verb, request.args, session);
+    const result = runVerb(store, request.verb, request.args, session, services);
     if (result instanceof Promise) {
       return result.then(
         (value: unknown): Response => ({ id: request.id, ok: true, result: value }),

@@ -5,7 +5,7 @@
  * message. The commit verbs (`PIPELINED_VERBS`) return a promise of their answer once the
  * commit is durable. The deleting verbs (`collections.delete`, `branches.delete`,
  * `history.release`) return a promise: their sweep runs in steps and they are answered
- * when it ends.
+ * when it ends. `query.run` returns a promise too: its records are read between turns.
  */
 
 import {
@@ -16,6 +16,7 @@ import {
 } from "../../common/decode/index.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import type { QueryService } from "../query/service.ts";
 import { requests } from "./requests.ts";
 
 export interface Session {
@@ -23,11 +24,19 @@ export interface Session {
   readonly client: string;
 }
 
+/** Services beside the store that some verbs use; null when not configured. */
+export interface VerbServices {
+  readonly queries: QueryService | null;
+}
+
+const NO_SERVICES: VerbServices = { queries: null };
+
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
   store: Store,
   args: Decoded<Requests[V]>,
   session: Session,
+  services: VerbServices,
 ) => unknown;
 
 const handlers: { [V in keyof Requests]: Handler<V> } = {
@@ -59,6 +68,10 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       cursor: a.cursor,
     }),
   "store.stats": (store) => store.stats(),
+  "query.run": (store, a, _s, services) => {
+    if (services.queries === null) throw storeError("query_disabled");
+    return services.queries.run(store, a);
+  },
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
@@ -73,7 +86,13 @@ export const PIPELINED_VERBS: ReadonlySet<string> = new Set<keyof Requests>([
   "document.append_prune",
 ]);
 
-export function runVerb(store: Store, verb: string, args: unknown, session: Session): unknown {
+export function runVerb(
+  store: Store,
+  verb: string,
+  args: unknown,
+  session: Session,
+  services: VerbServices = NO_SERVICES,
+): unknown {
   if (!Object.hasOwn(handlers, verb)) {
     throw storeError("unknown_verb", `unknown verb ${JSON.stringify(verb)}`);
   }
@@ -88,7 +107,7 @@ export function runVerb(store: Store, verb: string, args: unknown, session: Sess
     }
     throw error;
   }
-  return (handlers[name] as Handler<typeof name>)(store, decoded as never, session);
+  return (handlers[name] as Handler<typeof name>)(store, decoded as never, session, services);
 }
 
 /**
