@@ -27,6 +27,7 @@ function parseRoute() {
   if (parts[4] !== "b" || parts[5] === undefined) return { ...route, view: "branches" };
   route.branch = parts[5];
   if (parts[6] === "docs") return { ...route, view: "docs" };
+  if (parts[6] === "query") return { ...route, view: "query" };
   if (parts[6] === "doc") return { ...route, view: "doc", key: parts.slice(7).join("/") };
   return { ...route, view: "history" };
 }
@@ -96,6 +97,9 @@ function useLoad(load, deps) {
 function ErrorBox({ error }) {
   if (!error) return null;
   if (error.code === "signed_out") return html`<${SignIn} expired=${true} />`;
+  if (error.code === "query_disabled") {
+    return html`<div class="notice" data-code="query_disabled">This store runs no query worker.</div>`;
+  }
   const denied = error.code === "permission_denied";
   const title = denied ? "Denied" : "Error";
   return html`<div class=${denied ? "error denied" : "error"} role="alert" data-code=${error.code}>
@@ -237,6 +241,7 @@ function Tabs({ r, on }) {
   return html`<div class="tabs">
     ${tab(branchPath(r), "history", "History")}
     ${tab(`${branchPath(r)}/docs`, "docs", "Documents")}
+    ${tab(`${branchPath(r)}/query`, "query", "Query")}
     ${tab(`${collPath(r)}/diff?from=main&to=${enc(r.branch)}`, "diff", "Diff with main")}
   </div>`;
 }
@@ -420,6 +425,69 @@ function Doc({ r }) {
     <//>`;
 }
 
+// ---------- query ----------
+
+const SAMPLE_QUERY = "(r, a) => r.value.status === a.status ? r.value : undefined";
+
+/** query.run on the branch; the code, args and prefix live in the URL so a query is shareable. */
+function Query({ r }) {
+  const code = r.query.get("code");
+  const argsText = r.query.get("args") ?? "";
+  const prefix = r.query.get("prefix") ?? "";
+  const [form, setForm] = useState({ code: code ?? SAMPLE_QUERY, args: argsText, prefix });
+  const state = useLoad(() => {
+    if (code === null) return Promise.resolve(null);
+    let args;
+    try {
+      args = argsText === "" ? undefined : JSON.parse(argsText);
+    } catch (error) {
+      return Promise.reject(
+        new ApiError(400, "invalid_json", `args are not JSON: ${error.message}`),
+      );
+    }
+    return call(r.store, "query.run", {
+      collection: r.collection,
+      branch: r.branch,
+      code,
+      limit: 100,
+      ...(args === undefined ? {} : { args }),
+      ...(prefix ? { prefix } : {}),
+    });
+  }, [r.store, r.collection, r.branch, code, argsText, prefix]);
+  const run = (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams({ code: form.code });
+    if (form.args) q.set("args", form.args);
+    if (form.prefix) q.set("prefix", form.prefix);
+    go(`${branchPath(r)}/query?${q}`);
+  };
+  const set = (field) => (e) => setForm({ ...form, [field]: e.target.value });
+  return html`<h1>Query ${r.collection} / ${r.branch}</h1>
+    <${Tabs} r=${r} on="query" />
+    <form class="panel" onSubmit=${run}>
+      <p class="muted">A JavaScript function <span class="mono">(record, args) => output | undefined</span>, run in the store's sandbox.</p>
+      <textarea name="code" class="short" value=${form.code} onInput=${set("code")} />
+      <p class="row">
+        <input name="args" placeholder='args (JSON), e.g. {"status":"ready"}' value=${form.args} onInput=${set("args")} />
+        <input name="prefix" placeholder="key prefix" value=${form.prefix} onInput=${set("prefix")} />
+        <button class="primary" type="submit">Run</button>
+      </p>
+    </form>
+    <${Loaded} state=${state}>
+      ${(page) =>
+        page === null
+          ? ""
+          : html`<p class="muted">${page.rows.length} rows from ${page.scanned} records at v${page.version}</p>
+            <div class="panel"><table class="query">
+              <tr><th>Key</th><th>Output</th></tr>
+              ${page.rows.map(
+                (row) => html`<tr><td class="mono">${link(docPath(r, row.key), row.key)}</td>
+                  <td><pre>${JSON.stringify(row.output, null, 2)}</pre></td></tr>`,
+              )}
+            </table></div>`}
+    <//>`;
+}
+
 // ---------- diff ----------
 
 /** "branch" or "branch@version" → {branch, version?}. */
@@ -548,6 +616,7 @@ const VIEWS = {
   history: History,
   docs: Docs,
   doc: Doc,
+  query: Query,
   diff: Diff,
 };
 

@@ -42,6 +42,7 @@ const CONSOLE_VERBS = new Set([
   "document.put",
   "document.delete",
   "store.stats",
+  "query.run",
 ]);
 
 /** Verbs whose commits the door signs with the user's name: the history shows who did it. */

@@ -129,6 +129,22 @@ describe("door in Chromium", { skip }, () => {
     await context.close();
   });
 
+  test("a query runs on a branch and its URL shares it", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, world, "bob", "/s/shop/c/notes/b/agent-fix/query");
+    await page.locator('input[name="args"]').fill('{"status":"ready"}');
+    await page.getByRole("button", { name: "Run" }).click();
+    const rows = page.locator("table.query tr td.mono");
+    await rows.first().waitFor();
+    assert.deepEqual(await rows.allTextContents(), ["plan/intro"]);
+    assert.match(page.url(), /\/b\/agent-fix\/query\?code=.+&args=/);
+    // The same URL on main: the draft is not ready there.
+    await page.goto(page.url().replace("/b/agent-fix/", "/b/main/"));
+    await page.locator("p.muted", { hasText: "0 rows" }).waitFor();
+    await context.close();
+  });
+
   test("a denied act is shown as denied", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

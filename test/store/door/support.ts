@@ -109,6 +109,13 @@ export async function doorWorld(env: Record<string, string> = {}): Promise<DoorW
       timeout_ms: 5000,
       create: { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 },
       idp: { issuer: idp.issuer, database: DATABASE },
+      // The query group: the console's Query view runs the shipped sandbox worker.
+      query_worker: fileURLToPath(new URL("../../../bin/skein-query-worker", import.meta.url)),
+      query_time_ms: 5000,
+      query_memory_bytes: 33554432,
+      query_outputs_per_record: 3,
+      query_scan_records: 1000,
+      query_max_running: 2,
     }),
   );
   const store = start(["serve", serviceFile, "--create"], { XDG_RUNTIME_DIR: run });
