@@ -22,9 +22,16 @@ export interface LoopbackHttpOptions {
   readonly handler?: Handler;
   /**
    * Deadline for a request's headers, in ms from its first byte (Node answers 408 and
-   * closes); unset keeps Node's default.
+   * closes); unset keeps Node's default. (mcp-http's `header_timeout_ms`.)
    */
   readonly headerTimeoutMs?: number;
+  /** Bounds on a browser request (the door's); Node's defaults without them. */
+  readonly limits?: {
+    /** Largest request head (request line and headers); past it Node answers 431. */
+    readonly headBytes: number;
+    /** Reading a request (head, then all of it) and each idle wait while writing. */
+    readonly ioMs: number;
+  };
 }
 
 /**
@@ -64,9 +71,22 @@ function notFound(response: ServerResponse): void {
 
 export async function startLoopbackHttp(options: LoopbackHttpOptions): Promise<LoopbackHttp> {
   const sockets = new Set<Socket>();
-  const server = createServer(serverOptions(options.headerTimeoutMs), (request, response) => {
-    if (options.handler?.(request, response) !== true) notFound(response);
-  });
+  const limits = options.limits;
+  const server = createServer(
+    {
+      ...serverOptions(options.headerTimeoutMs),
+      ...(limits === undefined ? {} : { maxHeaderSize: limits.headBytes }),
+    },
+    (request, response) => {
+      if (options.handler?.(request, response) !== true) notFound(response);
+    },
+  );
+  if (limits !== undefined) {
+    server.headersTimeout = limits.ioMs;
+    server.requestTimeout = limits.ioMs;
+    // A browser that stops reading the answer (or sending) for this long is dropped.
+    server.timeout = limits.ioMs;
+  }
   const max = options.maxConnections;
   server.maxConnections =
     max > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(max);

@@ -45,6 +45,8 @@ interface Flow {
   readonly verifier: string;
   /** The login page's URL (the form posts to `${url}/login`). */
   readonly interaction: string;
+  /** The login page's Content-Security-Policy. */
+  readonly csp: string;
   readonly page: string;
 }
 
@@ -79,7 +81,8 @@ async function beginLogin(issuer: string, clientId: string): Promise<Flow> {
   const page = await follow(issuer, authorize.href, jar);
   assert.equal(page.status, 200);
   assert.match(page.headers.get("content-type") ?? "", /text\/html/);
-  return { jar, verifier, interaction: page.url, page: await page.text() };
+  const csp = page.headers.get("content-security-policy") ?? "";
+  return { jar, verifier, interaction: page.url, csp, page: await page.text() };
 }
 
 async function submit(issuer: string, flow: Flow, name: string, password: string) {
@@ -185,6 +188,10 @@ describe("skein-idp OAuth and OIDC (real process, real HTTP)", async () => {
     const flow = await beginLogin(idp.issuer, "web");
     assert.match(flow.page, /<form method="post" action="\/interaction\/[^"]+\/login">/);
     assert.match(flow.page, /to continue to <b>web<\/b>/);
+    // Browsers apply form-action to the redirects after the form's POST: the last hop goes to
+    // the client's registered redirect, so its origin must be allowed (a real browser stops
+    // there otherwise).
+    assert.equal(flow.csp, `default-src 'none'; form-action 'self' ${new URL(REDIRECT).origin}`);
     const wrong = await submit(idp.issuer, flow, "alice", "wrong password 1");
     assert.equal(wrong.status, 401);
     assert.match(await wrong.text(), /Wrong name or password/);

@@ -70,12 +70,26 @@ function loginPage(uid: string, clientId: string, name: string, problem: string 
 <button type="submit">Sign in</button></form></main></body></html>`;
 }
 
-function sendHtml(response: ServerResponse, status: number, html: string): void {
+/**
+ * The origin the finished sign-in redirects to (oidc-provider checked the redirect_uri against
+ * the client's registration before the interaction began). Browsers apply `form-action` to
+ * every redirect after the form's POST, so without it the final hop to the client is blocked.
+ */
+function redirectOrigin(details: { params: Record<string, unknown> }): string {
+  try {
+    const origin = new URL(String(details.params.redirect_uri ?? "")).origin;
+    return origin === "null" ? "" : ` ${origin}`;
+  } catch {
+    return "";
+  }
+}
+
+function sendHtml(response: ServerResponse, status: number, html: string, formTo = ""): void {
   response.writeHead(status, {
     "content-type": "text/html; charset=utf-8",
     "content-length": Buffer.byteLength(html),
     "cache-control": "no-store",
-    "content-security-policy": "default-src 'none'; form-action 'self'",
+    "content-security-policy": `default-src 'none'; form-action 'self'${formTo}`,
     "x-frame-options": "DENY",
   });
   response.end(html);
@@ -104,7 +118,8 @@ export class LoginRoutes {
     const details = await this.#provider.interactionDetails(request, response);
     if (details.prompt.name === "login") {
       const clientId = String(details.params.client_id ?? "");
-      sendHtml(response, 200, loginPage(details.uid, clientId, "", undefined));
+      const page = loginPage(details.uid, clientId, "", undefined);
+      sendHtml(response, 200, page, redirectOrigin(details));
       return;
     }
     await this.#consent(request, response, details);
@@ -129,7 +144,7 @@ export class LoginRoutes {
         name,
         "Too many failed sign-ins; wait a minute.",
       );
-      sendHtml(response, 429, page);
+      sendHtml(response, 429, page, redirectOrigin(details));
       return;
     }
     const stored = this.#state.passwordHash(name);
@@ -137,7 +152,8 @@ export class LoginRoutes {
     if (stored === undefined || !matches) {
       this.#throttle.failed(name);
       this.#log({ user: name }, "sign-in failed");
-      sendHtml(response, 401, loginPage(details.uid, clientId, name, "Wrong name or password."));
+      const page = loginPage(details.uid, clientId, name, "Wrong name or password.");
+      sendHtml(response, 401, page, redirectOrigin(details));
       return;
     }
     this.#throttle.succeeded(name);

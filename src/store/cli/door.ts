@@ -1,10 +1,12 @@
 /**
  * `skein-store door FILE`: the browser gateway. It reads and decodes the door file (at most
  * 1048576 bytes) and its `SERVICE_` environment variables, reads the app credential from
- * `idp.secret_file` once, and only then listens on its loopback address, stopping cleanly
- * on SIGINT or SIGTERM. Every refusal reads "the door configuration is not valid: …" and
- * exits with status 2. The sign-in flow, the console assets and the store proxy are routes
- * added on this listener by the door's own modules.
+ * `idp.secret_file` once, fetches the issuer's discovery document (bounded by
+ * SERVICE_IDP_CONNECT_TIMEOUT_MS / SERVICE_IDP_TIMEOUT_MS), and only then listens on its
+ * loopback address, stopping cleanly on SIGINT or SIGTERM. A configuration refusal reads "the
+ * door configuration is not valid: …"; an issuer that cannot be used reads "idp.issuer:
+ * endpoint_refused|contract_refused: …"; both exit with status 2. The routes (sign-in, the
+ * console API, the console's files) are in src/store/door/.
  */
 
 import { resolve } from "node:path";
@@ -18,6 +20,12 @@ import { readConfigFile, readCredentialFile } from "../config/files.ts";
 import { CONFIG_FILE_MAX_BYTES } from "../config/limits.ts";
 import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite } from "../config/refusals.ts";
 import type { DoorConfig, DoorEnv } from "../config/types.ts";
+import { doorHandler } from "../door/app.ts";
+import { ConsoleAssets } from "../door/assets.ts";
+import { DOOR_BROWSER_IO_MS, DOOR_HEAD_MAX_BYTES } from "../door/bounds.ts";
+import { DoorIssuer } from "../door/issuer.ts";
+import { PendingSignIns, Sessions } from "../door/sessions.ts";
+import { DoorStores } from "../door/stores.ts";
 import { startLoopbackHttp } from "../loopback-http.ts";
 import { prefixed, reportRefusals } from "./refusal.ts";
 import { stopSignal, stopWhen } from "./signals.ts";
@@ -70,6 +78,16 @@ export function doorCommand(deps: DoorDeps = {}): Command {
         const { positionals } = parseOptions(args, {}, { min: 1, max: 1 });
         const door = await loadDoor(resolve(positionals[0]!), deps.env ?? process.env);
         const log = (deps.logger ?? (() => createLogger({ name: "skein-store-door" })))();
+        const issuer = await DoorIssuer.discover(door.config.idp, door.secret, door.env);
+        const handler = doorHandler({
+          origin: door.config.origin,
+          issuer,
+          stores: new DoorStores(door.config.stores, door.config.timeout_ms),
+          pending: new PendingSignIns(door.env.SERVICE_PENDING_SIGNINS),
+          sessions: new Sessions(door.env.SERVICE_SESSION_SECONDS),
+          assets: await ConsoleAssets.load(door.config.files),
+          log,
+        });
         // Listen for the stop signal before the listener exists: a signal that arrives as
         // soon as the socket appears must still stop the service cleanly.
         const stop = deps.until ? stopWhen(deps.until) : stopSignal();
@@ -80,9 +98,12 @@ export function doorCommand(deps: DoorDeps = {}): Command {
             maxConnections: door.config.max_connections,
             log,
             service: "door",
+            handler,
+            limits: { headBytes: DOOR_HEAD_MAX_BYTES, ioMs: DOOR_BROWSER_IO_MS },
           });
         } catch (error) {
           stop.dispose();
+          issuer.close();
           const reason = (error as NodeJS.ErrnoException).code ?? String(error);
           throw new SkeinError(
             DOOR_CONFIG_INVALID,
@@ -91,6 +112,7 @@ export function doorCommand(deps: DoorDeps = {}): Command {
         }
         await stop.stopped;
         await http.close();
+        issuer.close();
         return 0;
       }),
   };

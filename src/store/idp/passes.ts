@@ -17,7 +17,7 @@ import {
   type RemoteJWKSet,
 } from "jose";
 import type { SkeinError } from "../../common/errors.ts";
-import { storeError } from "../errors.ts";
+import { STORE_REFUSALS, storeError } from "../errors.ts";
 import { IDP_REQUEST_TIMEOUT_MS, type IdpHttp, IdpHttpError } from "./http.ts";
 
 /**
@@ -69,7 +69,13 @@ export class PassVerifier {
   }
 
   async verify(pass: string | undefined): Promise<Principal> {
-    if (pass === undefined || pass === "") throw storeError("pass_required");
+    if (pass === undefined || pass === "") {
+      // The audience is named so a gateway (the door) learns which database's pass to bring.
+      throw storeError(
+        "pass_required",
+        `${STORE_REFUSALS.pass_required} (audience ${this.#audience})`,
+      );
+    }
     if (Buffer.byteLength(pass) > PASS_MAX_BYTES) {
       throw storeError("pass_invalid", `the pass is longer than ${PASS_MAX_BYTES} bytes`);
     }

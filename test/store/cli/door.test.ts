@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { silentLogger } from "../../../src/common/log.ts";
 import { doorCommand } from "../../../src/store/cli/door.ts";
+import { addClient, runIdp } from "../idp/support.ts";
 import { assertRefusal, runCommand, start, waitFor } from "./harness.ts";
 
 let root: string;
@@ -111,11 +112,14 @@ describe("skein-store door: refusals", () => {
 
 describe("skein-store door: a listen address in use", () => {
   test("is a refusal, exit 2", async () => {
+    // Discovery comes before listening: a real issuer, so the listen step is the one refused.
+    const idp = await runIdp();
+    addClient(idp, "console");
     const taken = createServer();
     await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
     const port = (taken.address() as AddressInfo).port;
     try {
-      const path = await file(door({ listen: `127.0.0.1:${port}` }));
+      const path = await file(door({ listen: `127.0.0.1:${port}` }, { issuer: idp.issuer }));
       const r = await runCommand(
         doorCommand({ env: {}, logger: silentLogger, until: () => new Promise(() => {}) }),
         [path],
@@ -133,8 +137,20 @@ describe("skein-store door: a listen address in use", () => {
 });
 
 describe("skein-store door (real process)", () => {
+  test("an issuer that does not answer refuses start-up before listening", async () => {
+    const dead = createServer();
+    await new Promise<void>((done) => dead.listen(0, "127.0.0.1", done));
+    const port = (dead.address() as AddressInfo).port;
+    await new Promise<void>((done) => dead.close(() => done()));
+    const path = await file(door({}, { issuer: `http://127.0.0.1:${port}` }));
+    const r = await runCommand(doorCommand({ env: {}, logger: silentLogger }), [path]);
+    assertRefusal(r, "door", "endpoint_refused", "idp.issuer: endpoint_refused: ");
+  });
+
   test("listens on its loopback address after its checks, and stops on SIGTERM", async () => {
-    const path = await file(door());
+    const idp = await runIdp();
+    addClient(idp, "console");
+    const path = await file(door({}, { issuer: idp.issuer }));
     const running = start(["door", path], { SKEIN_LOG_LEVEL: "info" });
     let port = 0;
     await waitFor(

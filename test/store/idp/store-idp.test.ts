@@ -58,7 +58,10 @@ await adminClient.put("notes", [
 ]);
 
 test("hello without a pass, with a forged one, or one for another database is refused by name", async () => {
-  assert.equal((await refusal(served.connect())).code, "pass_required");
+  const none = await refusal(served.connect());
+  assert.equal(none.code, "pass_required");
+  // Named so a gateway (the door) learns which database's pass this store takes.
+  assert.match(none.message, /\(audience urn:skein:store:db1\)$/);
   const forged = `${admin.pass.slice(0, -4)}AAAA`;
   assert.equal((await refusal(served.connect(forged))).code, "pass_invalid");
   assert.equal((await refusal(served.connect("not-a-jwt"))).code, "pass_invalid");
