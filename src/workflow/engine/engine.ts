@@ -20,9 +20,9 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../common/decode/sources.ts
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import { uuidv7 } from "../../common/uuid.ts";
+import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { MatcherEvents, OfferOutcome, ResultContext, TaskOffer } from "../rpc/matcher.ts";
-import { type AttemptRef, attemptKey } from "../rpc/protocol.ts";
 import { CollectMemos } from "./collect-memo.ts";
 import { type Command, eventOf } from "./commands.ts";
 import { cancelInFlight, decide } from "./decide.ts";

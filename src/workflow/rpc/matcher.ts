@@ -11,7 +11,7 @@
  * matcher remembers recently settled attempts, and acknowledges a repeat without reporting
  * it again; the engine is still the final judge, since it knows which attempt is current).
  *
- * Every message a worker sends is decoded (frames.ts) before anything here reads it; a bad
+ * Every message a worker sends is decoded (protocol/worker-stream/decode.ts) before anything here reads it; a bad
  * one ends that stream with a named refusal (`invalid_frame: <path>: <reason>`).
  *
  * A session whose stream ends keeps its attempts "detached": a worker that reconnects lists
@@ -33,19 +33,12 @@ import { decode } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import {
-  admitNamespace,
-  authenticate,
-  type NamespaceGate,
-  RpcRefusal,
-  type VerifyToken,
-} from "./auth.ts";
-import {
   type DecodedHello,
   INVALID_HELLO,
   MAX_FRAMES_PER_BATCH,
   UndecodableBatch,
   workerBatchDecoder,
-} from "./frames.ts";
+} from "../../protocol/worker-stream/decode.ts";
 import {
   type AttemptRef,
   attemptKey,
@@ -53,7 +46,14 @@ import {
   type ServerFrame,
   type WorkerFrame,
   type WorkerStream,
-} from "./protocol.ts";
+} from "../../protocol/worker-stream/index.ts";
+import {
+  admitNamespace,
+  authenticate,
+  type NamespaceGate,
+  RpcRefusal,
+  type VerifyToken,
+} from "./auth.ts";
 
 /**
  * How long an attempt stays detached (its worker's stream ended) before the matcher forgets

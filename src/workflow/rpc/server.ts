@@ -13,9 +13,9 @@ import { lookup } from "node:dns/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { SkeinError } from "../../common/errors.ts";
-import { serverWorkerService } from "./frames.ts";
+import { serverWorkerService } from "../../protocol/worker-stream/decode.ts";
+import { grpcTarget } from "../../protocol/worker-stream/index.ts";
 import { Matcher, type MatcherOptions } from "./matcher.ts";
-import { grpcTarget } from "./protocol.ts";
 
 /**
  * Connections the endpoint holds at once. Each costs a file descriptor and an HTTP/2

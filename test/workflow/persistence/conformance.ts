@@ -141,8 +141,8 @@ export function deploymentConformance(backend: Backend): void {
 export function transcriptConformance(backend: Backend): void {
   test("transcripts: entries per attempt, in arrival order, durable across a reopen", async () => {
     const place = await backend.fresh();
-    const a = { runId: "r1", activityId: 0, attempt: 1 };
-    const b = { runId: "r1", activityId: 0, attempt: 2 };
+    const a = { run_id: "r1", activity_id: 0, attempt: 1 };
+    const b = { run_id: "r1", activity_id: 0, attempt: 2 };
     const store = await backend.open(place);
     try {
       assert.deepEqual(await store.transcripts.list(a), []);
@@ -158,7 +158,7 @@ export function transcriptConformance(backend: Backend): void {
         Array.from({ length: 12 }, (_, i) => `{"n":${i}}`),
       );
       assert.deepEqual(await again.transcripts.list(b), ['{"other":true}']);
-      assert.deepEqual(await again.transcripts.list({ ...a, activityId: 1 }), []);
+      assert.deepEqual(await again.transcripts.list({ ...a, activity_id: 1 }), []);
     } finally {
       await again.close();
     }
