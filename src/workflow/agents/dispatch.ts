@@ -10,7 +10,7 @@
  */
 
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
-import type { Dispatcher } from "../engine/engine.ts";
+import type { Dispatcher } from "../engine/dispatcher.ts";
 import type { Matcher } from "../rpc/matcher.ts";
 import type { AgentHub, AttemptAuthority } from "./hub.ts";
 

@@ -47,6 +47,12 @@ import {
   type WorkerFrame,
   type WorkerStream,
 } from "../../protocol/worker-stream/index.ts";
+import type {
+  MatcherEvents,
+  OfferOutcome,
+  ResultContext,
+  TaskOffer,
+} from "../engine/dispatcher.ts";
 import {
   admitNamespace,
   authenticate,
@@ -64,62 +70,6 @@ export const DETACHED_TTL_MS = 60_000;
 /** How long a new stream may take to send its hello. */
 export const HELLO_TIMEOUT_MS = 10_000;
 
-/** An attempt offered for dispatch. Durations are milliseconds; 0 means no such timeout. */
-export interface TaskOffer {
-  readonly ref: AttemptRef;
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly workflowId: string;
-  readonly action: string;
-  readonly inputJson: string;
-  readonly startToCloseMs: number;
-  readonly heartbeatMs: number;
-}
-
-/** Where a result came from. */
-export interface ResultContext {
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly workerName: string;
-  readonly sessionId: string;
-}
-
-/** The namespace, task queue and action of a current attempt, as the engine knows them. */
-export interface AttemptOwner {
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly action: string;
-}
-
-export interface ActivityFailure {
-  readonly code: string;
-  readonly message: string;
-  readonly nonRetryable: boolean;
-}
-
-/**
- * What the matcher reports. `completed` and `failed` may return a promise: the result is
- * acknowledged to the worker once it resolves; a rejection ends the session so the worker
- * resends the result to a healthier server.
- */
-export interface MatcherEvents {
-  completed(ref: AttemptRef, outputJson: string, ctx: ResultContext): Promise<void> | void;
-  failed(ref: AttemptRef, failure: ActivityFailure, ctx: ResultContext): Promise<void> | void;
-  heartbeat?(ref: AttemptRef, detailsJson: string, ctx: ResultContext): void;
-  /** A session ended while these attempts were assigned to it. */
-  detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
-  /** A reconnecting worker declared it still holds these attempts. */
-  attached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
-  /**
-   * Where a current attempt belongs, for a hello that lists one the matcher does not hold
-   * (after a server restart); undefined when it is not a current attempt. Without it such
-   * attempts are re-attached on the hello's word (bounded by the session's concurrency).
-   */
-  owner?(ref: AttemptRef): AttemptOwner | undefined;
-  /** An attempt that waited in a backlog was handed to a worker (the outbox frees its claim). */
-  assigned?(ref: AttemptRef): void;
-}
-
 export interface MatcherOptions {
   readonly verify: VerifyToken;
   readonly namespaceGate: NamespaceGate;
@@ -136,8 +86,6 @@ export interface MatcherOptions {
   /** The agent transport's port, announced in each welcome (0 or absent: no transport). */
   readonly agentPort?: () => number;
 }
-
-export type OfferOutcome = "dispatched" | "queued";
 
 /** A connected worker session, as a status read lists it. */
 export interface WorkerSession {
