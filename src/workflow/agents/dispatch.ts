@@ -11,7 +11,7 @@
 
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { Dispatcher } from "../engine/dispatcher.ts";
-import type { Matcher } from "../rpc/matcher.ts";
+import type { Matcher } from "../matching/matcher.ts";
 import type { AgentHub, AttemptAuthority } from "./hub.ts";
 
 export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): Dispatcher {
