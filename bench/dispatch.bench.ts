@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { MatcherEvents } from "../src/workflow/rpc/matcher.ts";
+import type { MatcherEvents } from "../src/workflow/engine/dispatcher.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { type Figures, percentile, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";

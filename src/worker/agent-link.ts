@@ -15,12 +15,7 @@
 
 import WebSocket from "ws";
 import type { Logger } from "../common/log.ts";
-import {
-  type AttemptIdentity,
-  type Capability,
-  identityKey,
-  type Outcome,
-} from "../workflow/agents/control.ts";
+import type { Capability, Outcome } from "../protocol/agent-transport/interventions.ts";
 import {
   type Control,
   encodeMessage,
@@ -31,7 +26,8 @@ import {
   type TranscriptEntry,
   type WorkerMessage,
   workerMessage,
-} from "../workflow/agents/messages.ts";
+} from "../protocol/agent-transport/messages.ts";
+import { type AttemptRef, attemptKey } from "../protocol/attempt.ts";
 
 /** Transcript entries kept while disconnected; beyond this the oldest are dropped. */
 export const BACKLOG_MAX = 10_000;
@@ -54,7 +50,7 @@ export interface Prepared {
 }
 
 export interface LiveRegistration {
-  readonly ref: AttemptIdentity;
+  readonly ref: AttemptRef;
   readonly namespace: string;
   readonly workflowId: string;
   readonly capabilities: readonly Capability[];
@@ -193,15 +189,15 @@ export class AgentLink {
         return;
       }
       case "apply": {
-        const prepared = this.#live.get(identityKey(message.ref))?.prepare(message.control);
+        const prepared = this.#live.get(attemptKey(message.ref))?.prepare(message.control);
         if (typeof prepared === "object") prepared.apply();
         return;
       }
     }
   }
 
-  #prepare(id: string, ref: AttemptIdentity, control: Control): void {
-    const key = identityKey(ref);
+  #prepare(id: string, ref: AttemptRef, control: Control): void {
+    const key = attemptKey(ref);
     const live = this.#live.get(key);
     const prepared =
       live === undefined || this.#held.size >= MAX_HELD_CONTROLS
@@ -248,7 +244,7 @@ export class AgentLink {
   }
 
   register(registration: LiveRegistration): void {
-    this.#live.set(identityKey(registration.ref), registration);
+    this.#live.set(attemptKey(registration.ref), registration);
     this.#send(this.#announce(registration));
   }
 
@@ -256,7 +252,7 @@ export class AgentLink {
    * Sends an entry, or drops it with a warning when the server would refuse it (model output
    * nested beyond the bound, say): one odd entry must not cost the attempt its transport.
    */
-  record(ref: AttemptIdentity, entry: TranscriptEntry): void {
+  record(ref: AttemptRef, entry: TranscriptEntry): void {
     const message: WorkerMessage = { type: "transcript", ref, entry };
     const bytes = Buffer.from(encodeMessage(message));
     const check = readMessage(workerMessage, bytes, false);
@@ -270,8 +266,8 @@ export class AgentLink {
     this.#send(message);
   }
 
-  end(ref: AttemptIdentity): void {
-    const key = identityKey(ref);
+  end(ref: AttemptRef): void {
+    const key = attemptKey(ref);
     this.#live.delete(key);
     for (const [id, held] of this.#held) if (held.key === key) this.#held.delete(id);
     this.#send({ type: "ended", ref });

@@ -28,7 +28,7 @@ import {
   MAX_FAILURE_MESSAGE_BYTES,
   serverBatchDecoder,
   truncateUtf8,
-} from "../workflow/rpc/frames.ts";
+} from "../protocol/worker-stream/decode.ts";
 import {
   type AttemptRef,
   attemptKey,
@@ -39,7 +39,7 @@ import {
   type Task,
   type WorkerFrame,
   WorkerServiceClient,
-} from "../workflow/rpc/protocol.ts";
+} from "../protocol/worker-stream/index.ts";
 import type { WorkerDocument } from "./document.ts";
 import { ActivityError } from "./handler.ts";
 

@@ -9,7 +9,7 @@ import {
   type ServerFrame,
   type WorkerFrame,
   workerService,
-} from "../../src/workflow/rpc/protocol.ts";
+} from "../../src/protocol/worker-stream/index.ts";
 
 const connect = workerService.Connect as grpc.MethodDefinition<unknown, unknown>;
 

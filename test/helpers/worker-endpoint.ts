@@ -9,9 +9,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { AttemptRef } from "../../src/protocol/worker-stream/index.ts";
+import type {
+  ActivityFailure,
+  MatcherEvents,
+  TaskOffer,
+} from "../../src/workflow/engine/dispatcher.ts";
 import type { Principal } from "../../src/workflow/rpc/auth.ts";
-import type { ActivityFailure, MatcherEvents, TaskOffer } from "../../src/workflow/rpc/matcher.ts";
-import type { AttemptRef } from "../../src/workflow/rpc/protocol.ts";
 import {
   startWorkerEndpoint,
   type WorkerEndpoint,

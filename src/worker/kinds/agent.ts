@@ -26,8 +26,8 @@ import {
   u64,
   withDefault,
 } from "../../common/decode/index.ts";
-import { CAPABILITIES, type Outcome } from "../../workflow/agents/control.ts";
-import type { Control, TranscriptEntry } from "../../workflow/agents/messages.ts";
+import { CAPABILITIES, type Outcome } from "../../protocol/agent-transport/interventions.ts";
+import type { Control, TranscriptEntry } from "../../protocol/agent-transport/messages.ts";
 import type { AgentLink, Prepared } from "../agent-link.ts";
 import { type ActivityContext, ActivityError, abortError, type Handler } from "../handler.ts";
 

@@ -9,9 +9,9 @@
  * own worker holds.
  */
 
-import type { Dispatcher } from "../engine/engine.ts";
-import type { Matcher } from "../rpc/matcher.ts";
-import { type AttemptIdentity, identityKey } from "./control.ts";
+import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
+import type { Dispatcher } from "../engine/dispatcher.ts";
+import type { Matcher } from "../matching/matcher.ts";
 import type { AgentHub, AttemptAuthority } from "./hub.ts";
 
 export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): Dispatcher {
@@ -35,11 +35,11 @@ export function matcherAuthority(
   workflowOf: (runId: string) => string | undefined,
 ): AttemptAuthority {
   return {
-    heldBy(ref: AttemptIdentity, sessionId: string) {
-      const key = identityKey(ref);
+    heldBy(ref: AttemptRef, sessionId: string) {
+      const key = attemptKey(ref);
       const held = matcher
         .liveAttempts(ref.run_id)
-        .some((a) => a.sessionId === sessionId && identityKey(a.ref) === key);
+        .some((a) => a.sessionId === sessionId && attemptKey(a.ref) === key);
       if (!held) return undefined;
       return matcher.workers().find((w) => w.sessionId === sessionId)?.namespace;
     },

@@ -23,13 +23,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
-import { bearerToken } from "../auth/bearer.ts";
-import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
-import { workflowError } from "../errors.ts";
-import { rawRefusal } from "../http/errors.ts";
-import type { TranscriptStore } from "../persistence/store.ts";
-import { MAX_CONCURRENCY } from "../rpc/frames.ts";
-import { type AttemptIdentity, type Capability, identityKey, type Outcome } from "./control.ts";
+import type { Capability, Outcome } from "../../protocol/agent-transport/interventions.ts";
 import {
   CLOSE_POLICY,
   type Control,
@@ -42,7 +36,14 @@ import {
   type ServerMessage,
   type WorkerMessage,
   workerMessage,
-} from "./messages.ts";
+} from "../../protocol/agent-transport/messages.ts";
+import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
+import { MAX_CONCURRENCY } from "../../protocol/worker-stream/decode.ts";
+import { bearerToken } from "../auth/bearer.ts";
+import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
+import { workflowError } from "../errors.ts";
+import { rawRefusal } from "../http/errors.ts";
+import type { TranscriptStore } from "../persistence/store.ts";
 
 export const AGENT_PATH = "/agents/connect";
 /** How long an intervention waits for the owner's `ready` before it is StaleTarget. */
@@ -85,13 +86,13 @@ const LIMITS: AgentLimits = {
 /** Who holds attempts, as the server itself knows it (the matcher and the engine). */
 export interface AttemptAuthority {
   /** The namespace of live gRPC session `sessionId` if it holds the attempt now. */
-  heldBy(ref: AttemptIdentity, sessionId: string): string | undefined;
+  heldBy(ref: AttemptRef, sessionId: string): string | undefined;
   /** The workflow id of a run the engine runs. */
   workflowOf(runId: string): string | undefined;
 }
 
 export interface LiveAgentAttempt {
-  readonly ref: AttemptIdentity;
+  readonly ref: AttemptRef;
   readonly namespace: string;
   readonly workflowId: string;
   readonly capabilities: readonly Capability[];
@@ -227,12 +228,12 @@ export class AgentHub {
         this.#announce(link, message);
         return;
       case "ended": {
-        const key = identityKey(message.ref);
+        const key = attemptKey(message.ref);
         if (link.owned.delete(key) && this.#live.get(key)?.link === link) this.#live.delete(key);
         return;
       }
       case "transcript":
-        if (link.owned.has(identityKey(message.ref))) this.#append(message.ref, message.entry);
+        if (link.owned.has(attemptKey(message.ref))) this.#append(message.ref, message.entry);
         return;
       case "ready":
         this.#ready(link, message.id);
@@ -252,7 +253,7 @@ export class AgentHub {
       });
       return;
     }
-    const key = identityKey(live.ref);
+    const key = attemptKey(live.ref);
     if (!this.#holds(live)) {
       // Not (or no longer) held by that session: a race with the attempt's end or a gRPC
       // reconnect (the worker announces again after its next welcome), or a guess.
@@ -355,11 +356,10 @@ export class AgentHub {
     this.#heartbeat.unref();
   }
 
-  #append(ref: AttemptIdentity, entry: unknown): void {
+  #append(ref: AttemptRef, entry: unknown): void {
     const at = Date.now();
-    const row = { runId: ref.run_id, activityId: ref.activity_id, attempt: ref.attempt };
     this.#writes = this.#writes
-      .then(() => this.#transcripts.append(row, encodeJson(entry), at))
+      .then(() => this.#transcripts.append(ref, encodeJson(entry), at))
       .catch((error: unknown) =>
         this.#log.error({ err: error }, "cannot store an agent transcript entry"),
       );
@@ -378,13 +378,9 @@ export class AgentHub {
   }
 
   /** The attempt's stored transcript, including every entry received before this call. */
-  async transcript(ref: AttemptIdentity): Promise<unknown[]> {
+  async transcript(ref: AttemptRef): Promise<unknown[]> {
     await this.#writes;
-    const rows = await this.#transcripts.list({
-      runId: ref.run_id,
-      activityId: ref.activity_id,
-      attempt: ref.attempt,
-    });
+    const rows = await this.#transcripts.list(ref);
     return rows.map((text) => JSON.parse(text) as unknown);
   }
 
@@ -408,10 +404,10 @@ export class AgentHub {
   async intervene(
     namespace: string,
     workflowId: string,
-    ref: AttemptIdentity,
+    ref: AttemptRef,
     control: Control,
   ): Promise<Outcome> {
-    const owned = this.#live.get(identityKey(ref));
+    const owned = this.#live.get(attemptKey(ref));
     if (
       owned === undefined ||
       owned.namespace !== namespace ||
@@ -425,7 +421,7 @@ export class AgentHub {
     return this.#ask(owned.link, owned.ref, control);
   }
 
-  #ask(link: Link, ref: AttemptIdentity, control: Control): Promise<Outcome> {
+  #ask(link: Link, ref: AttemptRef, control: Control): Promise<Outcome> {
     // Random, and answerable only on this socket: no other socket can settle it.
     const id = randomUUID();
     return new Promise<Outcome>((done) => {
@@ -448,8 +444,8 @@ export class AgentHub {
    * server itself (subject `skein`), to its owner if it is a live agent attempt. Nobody
    * waits for it, so it is applied on arrival.
    */
-  cancelAttempt(ref: AttemptIdentity, reason: string): void {
-    const owned = this.#live.get(identityKey(ref));
+  cancelAttempt(ref: AttemptRef, reason: string): void {
+    const owned = this.#live.get(attemptKey(ref));
     if (owned === undefined) return;
     const control: Control = {
       kind: { kind: "Cancel", reason },

@@ -5,13 +5,13 @@
 
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
+import { workerCommand } from "../../worker/command.ts";
 import { attemptsCommand } from "./attempts.ts";
 import { deploymentCommand } from "./deployment.ts";
 import { interveneCommand } from "./intervene.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
 import { tokenCommand } from "./token.ts";
-import { workerCommand } from "./worker.ts";
 import { workflowCommand } from "./workflow.ts";
 
 export const skeinProgram: Program = {

@@ -20,8 +20,8 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
 import { REQUEST_TIMEOUT_MS } from "../http/edge.ts";
-import { namespaceName } from "../namespaces/name.ts";
 import { listenAddress } from "./listen.ts";
 
 /** A table whose every field has a default: absent means "all defaults". */

@@ -20,7 +20,7 @@ import {
   u32,
   withDefault,
 } from "../../common/decode/index.ts";
-import { namespaceName } from "../namespaces/name.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
 
 export const DESIRED_STATES = ["running", "stopped"] as const;
 export type Desired = (typeof DESIRED_STATES)[number];

@@ -13,7 +13,7 @@
 
 import { join } from "node:path";
 import type { Logger } from "../../common/log.ts";
-import { parseWorkerArgs } from "../cli/worker.ts";
+import { parseWorkerArgs } from "../../worker/verb.ts";
 import { workflowError } from "../errors.ts";
 import type { DeploymentRow, DeploymentStore } from "../persistence/store.ts";
 import type { LaunchSpec } from "../supervisor/launcher.ts";

@@ -17,7 +17,7 @@ import { UsageError } from "../../common/cli.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { checkRegularFile, FileRefused } from "../../common/files.ts";
 import { inspectWorkerDocument, WORKER_KINDS, type WorkerKind } from "../../worker/document.ts";
-import { MAX_TOKEN_FILE_BYTES, parseWorkerArgs } from "../cli/worker.ts";
+import { MAX_TOKEN_FILE_BYTES, parseWorkerArgs } from "../../worker/verb.ts";
 import { workflowError } from "../errors.ts";
 import { tokenFileRefusal } from "./credentials.ts";
 import type { DeploymentBody } from "./record.ts";

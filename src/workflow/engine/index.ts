@@ -6,6 +6,7 @@
 
 export * from "./commands.ts";
 export * from "./decide.ts";
+export * from "./dispatcher.ts";
 export * from "./engine.ts";
 export * from "./history.ts";
 export * from "./state.ts";

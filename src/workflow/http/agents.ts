@@ -12,11 +12,11 @@
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { object, optional, u32 } from "../../common/decode/index.ts";
-import { interventionKind } from "../agents/control.ts";
+import { interventionKind } from "../../protocol/agent-transport/interventions.ts";
+import { uuid } from "../../protocol/agent-transport/messages.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
 import type { AgentHub } from "../agents/hub.ts";
-import { uuid } from "../agents/messages.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
-import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";

@@ -9,8 +9,8 @@
 
 import type { FastifyInstance } from "fastify";
 import { object } from "../../common/decode/index.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
-import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry, NamespaceView } from "../namespaces/registry.ts";
 import { forbidden, principalOf } from "./auth.ts";
 

@@ -23,10 +23,10 @@ import {
   string,
   withDefault,
 } from "../../common/decode/index.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
 import type { HistoryEvent } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
-import { namespaceName } from "../namespaces/name.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";

@@ -18,6 +18,7 @@
  */
 
 import { createHash } from "node:crypto";
+import type { AttemptRef } from "../../protocol/attempt.ts";
 import type { WorkflowPersistence } from "./workflows.ts";
 
 /** A namespace's durable record. `maxInFlightActivities` null follows the server config. */
@@ -85,17 +86,11 @@ export interface DeploymentStore {
 // ---- Agent transcripts (issue 7) ---------------------------------------------------------
 // One row per transcript entry of an agent attempt, as JSON text, in arrival order.
 
-export interface TranscriptRef {
-  readonly runId: string;
-  readonly activityId: number;
-  readonly attempt: number;
-}
-
 export interface TranscriptStore {
   /** Appends one entry (JSON text) to the attempt's transcript. */
-  append(ref: TranscriptRef, entry: string, at: number): Promise<void>;
+  append(ref: AttemptRef, entry: string, at: number): Promise<void>;
   /** The attempt's entries (JSON text), oldest first. */
-  list(ref: TranscriptRef): Promise<string[]>;
+  list(ref: AttemptRef): Promise<string[]>;
 }
 // ---- end of agent transcripts ---------------------------------------------------------------
 

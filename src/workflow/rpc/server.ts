@@ -13,9 +13,10 @@ import { lookup } from "node:dns/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import { SkeinError } from "../../common/errors.ts";
-import { serverWorkerService } from "./frames.ts";
-import { Matcher, type MatcherOptions } from "./matcher.ts";
-import { grpcTarget } from "./protocol.ts";
+import { serverWorkerService } from "../../protocol/worker-stream/decode.ts";
+import { grpcTarget } from "../../protocol/worker-stream/index.ts";
+import { Matcher } from "../matching/matcher.ts";
+import { type WorkerStreamOptions, workerStreamHandler } from "./worker-stream.ts";
 
 /**
  * Connections the endpoint holds at once. Each costs a file descriptor and an HTTP/2
@@ -34,7 +35,7 @@ export const GRPC_MAX_STREAMS_PER_CONNECTION = 64;
 /** The largest worker message: it carries an activity's output JSON. */
 export const GRPC_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-export interface WorkerEndpointOptions extends MatcherOptions {
+export interface WorkerEndpointOptions extends WorkerStreamOptions {
   /** Connections held at once (GRPC_MAX_CONNECTIONS). */
   readonly maxConnections?: number;
   /** Idle connections are closed after this (GRPC_IDLE_CONNECTION_MS). */
@@ -70,7 +71,7 @@ export async function startWorkerEndpoint(
     "grpc.max_connection_idle_ms": options.idleConnectionMs ?? GRPC_IDLE_CONNECTION_MS,
     "grpc.max_concurrent_streams": GRPC_MAX_STREAMS_PER_CONNECTION,
   });
-  server.addService(serverWorkerService(), { Connect: matcher.connect });
+  server.addService(serverWorkerService(), { Connect: workerStreamHandler(matcher, options) });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const admit = connectionGate(options.maxConnections ?? GRPC_MAX_CONNECTIONS, (socket) =>
     injector.injectConnection(socket),

@@ -17,9 +17,9 @@ import { matcherAuthority } from "../../../src/workflow/agents/dispatch.ts";
 import { AgentHub, type AgentLimits } from "../../../src/workflow/agents/hub.ts";
 import { ensureSigningKey } from "../../../src/workflow/auth/keys.ts";
 import { createVerifier, issueToken } from "../../../src/workflow/auth/tokens.ts";
+import type { TaskOffer } from "../../../src/workflow/engine/dispatcher.ts";
 import { openStore } from "../../../src/workflow/persistence/open.ts";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
-import type { TaskOffer } from "../../../src/workflow/rpc/matcher.ts";
 import type { WorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
 import {
   moduleWorker,

@@ -1,17 +1,43 @@
 /**
  * The persistence conformance suite: what every WorkflowStore backend must do, written once
- * against the interface. Each backend's test file runs it with its own opener.
+ * against the interface. Each backend's test file calls `workflowStoreConformance` once with
+ * its own opener; it runs every part (namespaces, deployments, transcripts, the EngineStore
+ * contract, the workflow persistence reads).
  */
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, describe, test } from "node:test";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
+import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
+import { engineStoreConformance } from "../../helpers/engine-store-conformance.ts";
+import { workflowPersistenceConformance } from "./workflows-conformance.ts";
 
 export interface Backend {
   /** Opens a store; the same `place` reopens the same durable data. */
   open(place: string): Promise<WorkflowStore>;
   /** A fresh place for a test. */
   fresh(): Promise<string>;
+}
+
+/** Every part of the contract against one backend; the stores it opens are closed after. */
+export function workflowStoreConformance(name: string, backend: Backend): void {
+  const opened: WorkflowStore[] = [];
+  after(async () => {
+    for (const store of opened) await store.close();
+  });
+  async function workflows(): Promise<WorkflowPersistence> {
+    const store = await backend.open(await backend.fresh());
+    opened.push(store);
+    assert.ok(store.workflows !== undefined, `${name} keeps workflows`);
+    return store.workflows;
+  }
+  describe(`${name}: conformance`, () => {
+    namespaceConformance(backend);
+    deploymentConformance(backend);
+    transcriptConformance(backend);
+  });
+  engineStoreConformance(name, async () => (await workflows()).runs);
+  workflowPersistenceConformance(name, workflows);
 }
 
 export function namespaceConformance(backend: Backend): void {
@@ -141,8 +167,8 @@ export function deploymentConformance(backend: Backend): void {
 export function transcriptConformance(backend: Backend): void {
   test("transcripts: entries per attempt, in arrival order, durable across a reopen", async () => {
     const place = await backend.fresh();
-    const a = { runId: "r1", activityId: 0, attempt: 1 };
-    const b = { runId: "r1", activityId: 0, attempt: 2 };
+    const a = { run_id: "r1", activity_id: 0, attempt: 1 };
+    const b = { run_id: "r1", activity_id: 0, attempt: 2 };
     const store = await backend.open(place);
     try {
       assert.deepEqual(await store.transcripts.list(a), []);
@@ -158,7 +184,7 @@ export function transcriptConformance(backend: Backend): void {
         Array.from({ length: 12 }, (_, i) => `{"n":${i}}`),
       );
       assert.deepEqual(await again.transcripts.list(b), ['{"other":true}']);
-      assert.deepEqual(await again.transcripts.list({ ...a, activityId: 1 }), []);
+      assert.deepEqual(await again.transcripts.list({ ...a, activity_id: 1 }), []);
     } finally {
       await again.close();
     }

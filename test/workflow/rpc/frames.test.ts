@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import type { AttemptRef } from "../../../src/workflow/rpc/protocol.ts";
+import type { AttemptRef } from "../../../src/protocol/worker-stream/index.ts";
 import {
   completion,
   hello,

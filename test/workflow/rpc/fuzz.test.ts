@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
-import { workerService } from "../../../src/workflow/rpc/protocol.ts";
+import { workerService } from "../../../src/protocol/worker-stream/index.ts";
 import { hello, openRaw, type StreamEnd } from "../../helpers/raw-worker.ts";
 import { moduleWorker } from "../../helpers/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "../support/server.ts";

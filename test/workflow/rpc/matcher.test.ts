@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { FrameBatcher, grpcTarget } from "../../../src/workflow/rpc/protocol.ts";
+import { FrameBatcher, grpcTarget } from "../../../src/protocol/worker-stream/index.ts";
 import {
   ACTIVITIES,
   offer,

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { MAX_JSON_DEPTH } from "../../../src/common/decode/sources.ts";
-import type { AttemptRef, ServerFrame } from "../../../src/workflow/rpc/protocol.ts";
+import type { AttemptRef, ServerFrame } from "../../../src/protocol/worker-stream/index.ts";
 import { completion, hello, isWelcome, openRaw, type RawStream } from "../../helpers/raw-worker.ts";
 import {
   adminToken,

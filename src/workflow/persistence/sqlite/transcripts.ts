@@ -4,7 +4,8 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import type { TranscriptRef, TranscriptStore } from "../store.ts";
+import type { AttemptRef } from "../../../protocol/attempt.ts";
+import type { TranscriptStore } from "../store.ts";
 
 export class SqliteTranscriptStore implements TranscriptStore {
   readonly #insert: StatementSync;
@@ -19,12 +20,12 @@ export class SqliteTranscriptStore implements TranscriptStore {
     );
   }
 
-  async append(ref: TranscriptRef, entry: string, at: number): Promise<void> {
-    this.#insert.run(ref.runId, ref.activityId, ref.attempt, entry, at);
+  async append(ref: AttemptRef, entry: string, at: number): Promise<void> {
+    this.#insert.run(ref.run_id, ref.activity_id, ref.attempt, entry, at);
   }
 
-  async list(ref: TranscriptRef): Promise<string[]> {
-    return (this.#list.all(ref.runId, ref.activityId, ref.attempt) as { entry: string }[]).map(
+  async list(ref: AttemptRef): Promise<string[]> {
+    return (this.#list.all(ref.run_id, ref.activity_id, ref.attempt) as { entry: string }[]).map(
       (r) => r.entry,
     );
   }

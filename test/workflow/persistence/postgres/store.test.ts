@@ -8,14 +8,8 @@ import {
   MIGRATIONS,
 } from "../../../../src/workflow/persistence/postgres/migrations.ts";
 import { PostgresWorkflowStore } from "../../../../src/workflow/persistence/postgres/store.ts";
-import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
 import { POSTGRES_URL, postgresUnreachable } from "../../../helpers/postgres.ts";
-import {
-  deploymentConformance,
-  namespaceConformance,
-  transcriptConformance,
-} from "../conformance.ts";
-import { workflowPersistenceConformance } from "../workflows-conformance.ts";
+import { workflowStoreConformance } from "../conformance.ts";
 
 const URL = POSTGRES_URL;
 
@@ -40,23 +34,10 @@ describe("PostgreSQL workflow store", { skip }, () => {
     await admin.end();
   });
 
-  describe("conformance", () => {
-    namespaceConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
-    deploymentConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
-    transcriptConformance({ fresh, open: (schema) => PostgresWorkflowStore.open(URL, schema) });
+  workflowStoreConformance("PostgreSQL", {
+    fresh,
+    open: (schema) => PostgresWorkflowStore.open(URL, schema),
   });
-
-  const opened: PostgresWorkflowStore[] = [];
-  after(async () => {
-    for (const store of opened) await store.close();
-  });
-  async function workflows() {
-    const store = await PostgresWorkflowStore.open(URL, await fresh());
-    opened.push(store);
-    return store.workflows;
-  }
-  engineStoreConformance("PostgreSQL (server persistence)", async () => (await workflows()).runs);
-  workflowPersistenceConformance("PostgreSQL", workflows);
 
   test("migrations are recorded in the schema and not applied twice", async () => {
     const schema = await fresh();

@@ -14,11 +14,7 @@ import { PAGE_BY_STATUS_SQL } from "../../../../src/workflow/persistence/sqlite/
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
 import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
-import {
-  deploymentConformance,
-  namespaceConformance,
-  transcriptConformance,
-} from "../conformance.ts";
+import { workflowStoreConformance } from "../conformance.ts";
 
 const dirs: string[] = [];
 async function fresh(): Promise<string> {
@@ -30,11 +26,7 @@ after(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-describe("SQLite workflow store: conformance", () => {
-  namespaceConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
-  deploymentConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
-  transcriptConformance({ fresh, open: async (file) => SqliteWorkflowStore.open(file) });
-});
+workflowStoreConformance("SQLite", { fresh, open: async (file) => SqliteWorkflowStore.open(file) });
 
 describe("SQLite workflow store: file, journal and migrations", () => {
   test("a new database is in WAL mode, synchronous FULL, at the latest schema", async () => {

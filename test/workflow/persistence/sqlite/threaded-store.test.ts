@@ -11,14 +11,9 @@ import { SkeinError } from "../../../../src/common/errors.ts";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { LATEST_SCHEMA_VERSION } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { ThreadedSqliteStore } from "../../../../src/workflow/persistence/sqlite/threaded-store.ts";
-import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
 import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
-import {
-  deploymentConformance,
-  namespaceConformance,
-  transcriptConformance,
-} from "../conformance.ts";
-import { started, V1, workflowPersistenceConformance } from "../workflows-conformance.ts";
+import { workflowStoreConformance } from "../conformance.ts";
+import { started, V1 } from "../workflows-conformance.ts";
 
 const dirs: string[] = [];
 const stores: ThreadedSqliteStore[] = [];
@@ -52,15 +47,7 @@ const timer = (at: number): HistoryEvent => ({
   fire_at: at + 1,
 });
 
-describe("threaded SQLite store: conformance", () => {
-  namespaceConformance({ fresh, open: (file) => open(file) });
-  deploymentConformance({ fresh, open: (file) => open(file) });
-  transcriptConformance({ fresh, open: (file) => open(file) });
-});
-
-engineStoreConformance("SQLite on its own thread", async () => (await open()).workflows.runs);
-
-workflowPersistenceConformance("SQLite on its own thread", async () => (await open()).workflows);
+workflowStoreConformance("SQLite on its own thread", { fresh, open: (file) => open(file) });
 
 describe("threaded SQLite store: refusals cross the thread with their codes", () => {
   test("a new database reports the latest schema version", async () => {

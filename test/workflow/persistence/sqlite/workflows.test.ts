@@ -1,5 +1,5 @@
-// The SQLite workflow persistence: the EngineStore contract (the suite every engine backend
-// runs), definitions by content hash, and the run reads the HTTP API answers from.
+// The SQLite workflow persistence beyond the shared contract (which store.test.ts runs
+// through workflowStoreConformance): history positions across a reopen.
 
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -7,8 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
-import { engineStoreConformance } from "../../../helpers/engine-store-conformance.ts";
-import { started, V1, workflowPersistenceConformance } from "../workflows-conformance.ts";
+import { started, V1 } from "../workflows-conformance.ts";
 
 const dirs: string[] = [];
 const stores: SqliteWorkflowStore[] = [];
@@ -27,10 +26,6 @@ after(async () => {
   for (const s of stores) await s.close();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
-
-engineStoreConformance("SQLite (server persistence)", async () => (await open()).workflows.runs);
-
-workflowPersistenceConformance("SQLite", async () => (await open()).workflows);
 
 describe("SQLite runs", () => {
   test("history positions continue across a reopen (the seq is read back)", async () => {

@@ -1,9 +1,9 @@
 /**
- * The task-queue matcher: the server role that holds worker streams and hands activity
- * attempts to them. Each (namespace, task queue) has the live sessions serving it and a
- * bounded backlog per action; an offered attempt goes at once to a session with a free
- * handler slot that serves its action, or waits in the backlog until one frees up. A
- * session never holds more attempts than the concurrency it declared.
+ * Matching (Temporal's name for the role): the server role that holds worker sessions and
+ * hands activity attempts to them. Each (namespace, task queue) has the live sessions
+ * serving it and a bounded backlog per action (task-queue.ts); an offered attempt goes at
+ * once to a session with a free handler slot that serves its action, or waits in the
+ * backlog until one frees up. A session never holds more attempts than its concurrency.
  *
  * Results flow back through the injected `MatcherEvents`: the engine persists them and only
  * then does the matcher acknowledge the result to the worker, so a result is never lost (the
@@ -11,8 +11,11 @@
  * matcher remembers recently settled attempts, and acknowledges a repeat without reporting
  * it again; the engine is still the final judge, since it knows which attempt is current).
  *
- * Every message a worker sends is decoded (frames.ts) before anything here reads it; a bad
- * one ends that stream with a named refusal (`invalid_frame: <path>: <reason>`).
+ * The matcher speaks no gRPC: a transport adapter (rpc/worker-stream.ts) authenticates each
+ * stream, decodes its frames (protocol/worker-stream/decode.ts), and hands the matcher the
+ * hello (`open`, with a `SessionSink` for the frames going out), each later frame
+ * (`receive`) and the stream's end (`close`). A refusal thrown here (a SkeinError with a
+ * snake_case code) ends that stream.
  *
  * A session whose stream ends keeps its attempts "detached": a worker that reconnects lists
  * the attempts it still holds in its hello and they are re-attached to the new session, but
@@ -23,37 +26,23 @@
  * grace); the matcher forgets any still detached after `detachedTtlMs`, so attempts the
  * engine never tracked are not kept forever.
  *
- * Session states:  handshake --hello ok--> open --stream ends--> closed
- *                  handshake --refused---> closed (gRPC status with the refusal)
+ * Session states (the handshake is the adapter's):
+ *   handshake --hello ok (open)--> open --stream ends (close)--> closed
+ *   handshake --refused---> closed (the adapter ends the stream with the refusal)
  */
 
 import { randomUUID } from "node:crypto";
-import * as grpc from "@grpc/grpc-js";
-import { decode } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
-import {
-  admitNamespace,
-  authenticate,
-  type NamespaceGate,
-  RpcRefusal,
-  type VerifyToken,
-} from "./auth.ts";
-import {
-  type DecodedHello,
-  INVALID_HELLO,
-  MAX_FRAMES_PER_BATCH,
-  UndecodableBatch,
-  workerBatchDecoder,
-} from "./frames.ts";
-import {
-  type AttemptRef,
-  attemptKey,
-  FrameBatcher,
-  type ServerFrame,
-  type WorkerFrame,
-  type WorkerStream,
-} from "./protocol.ts";
+import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
+import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
+import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
+import type { MatcherEvents, OfferOutcome, TaskOffer } from "../engine/dispatcher.ts";
+import { type Holding, Holdings } from "./holdings.ts";
+import type { Session, SessionSink } from "./session.ts";
+import { enqueue, pickSession, type TaskQueue, TaskQueues, withdraw } from "./task-queue.ts";
+
+export type { Session, SessionSink } from "./session.ts";
 
 /**
  * How long an attempt stays detached (its worker's stream ended) before the matcher forgets
@@ -61,74 +50,12 @@ import {
  * them; this is the backstop for attempts the engine never tracked, well past that grace.
  */
 export const DETACHED_TTL_MS = 60_000;
-/** How long a new stream may take to send its hello. */
-export const HELLO_TIMEOUT_MS = 10_000;
-
-/** An attempt offered for dispatch. Durations are milliseconds; 0 means no such timeout. */
-export interface TaskOffer {
-  readonly ref: AttemptRef;
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly workflowId: string;
-  readonly action: string;
-  readonly inputJson: string;
-  readonly startToCloseMs: number;
-  readonly heartbeatMs: number;
-}
-
-/** Where a result came from. */
-export interface ResultContext {
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly workerName: string;
-  readonly sessionId: string;
-}
-
-/** The namespace, task queue and action of a current attempt, as the engine knows them. */
-export interface AttemptOwner {
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly action: string;
-}
-
-export interface ActivityFailure {
-  readonly code: string;
-  readonly message: string;
-  readonly nonRetryable: boolean;
-}
-
-/**
- * What the matcher reports. `completed` and `failed` may return a promise: the result is
- * acknowledged to the worker once it resolves; a rejection ends the session so the worker
- * resends the result to a healthier server.
- */
-export interface MatcherEvents {
-  completed(ref: AttemptRef, outputJson: string, ctx: ResultContext): Promise<void> | void;
-  failed(ref: AttemptRef, failure: ActivityFailure, ctx: ResultContext): Promise<void> | void;
-  heartbeat?(ref: AttemptRef, detailsJson: string, ctx: ResultContext): void;
-  /** A session ended while these attempts were assigned to it. */
-  detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
-  /** A reconnecting worker declared it still holds these attempts. */
-  attached?(refs: readonly AttemptRef[], ctx: ResultContext): void;
-  /**
-   * Where a current attempt belongs, for a hello that lists one the matcher does not hold
-   * (after a server restart); undefined when it is not a current attempt. Without it such
-   * attempts are re-attached on the hello's word (bounded by the session's concurrency).
-   */
-  owner?(ref: AttemptRef): AttemptOwner | undefined;
-  /** An attempt that waited in a backlog was handed to a worker (the outbox frees its claim). */
-  assigned?(ref: AttemptRef): void;
-}
 
 export interface MatcherOptions {
-  readonly verify: VerifyToken;
-  readonly namespaceGate: NamespaceGate;
   readonly events: MatcherEvents;
   readonly logger?: Logger;
   /** Attempts waiting for a slot, per (namespace, task queue); past it `offer` refuses. */
   readonly maxBacklogPerQueue?: number;
-  /** How long a new stream may take to send its hello (HELLO_TIMEOUT_MS). */
-  readonly helloTimeoutMs?: number;
   /** How long a detached attempt is kept for its worker to re-attach (DETACHED_TTL_MS). */
   readonly detachedTtlMs?: number;
   /** How many settled attempts are remembered to recognise resent results. */
@@ -136,8 +63,6 @@ export interface MatcherOptions {
   /** The agent transport's port, announced in each welcome (0 or absent: no transport). */
   readonly agentPort?: () => number;
 }
-
-export type OfferOutcome = "dispatched" | "queued";
 
 /** A connected worker session, as a status read lists it. */
 export interface WorkerSession {
@@ -162,130 +87,10 @@ export interface LiveAttempt {
   readonly sessionId: string;
 }
 
-class Deque<T> {
-  #items: (T | undefined)[] = [];
-  #head = 0;
-
-  get size(): number {
-    return this.#items.length - this.#head;
-  }
-  push(item: T): void {
-    this.#items.push(item);
-  }
-  shift(): T | undefined {
-    if (this.#head >= this.#items.length) return undefined;
-    const item = this.#items[this.#head];
-    this.#items[this.#head++] = undefined;
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
-    return item;
-  }
-  remove(match: (item: T) => boolean): T | undefined {
-    for (let i = this.#head; i < this.#items.length; i++) {
-      const item = this.#items[i];
-      if (item !== undefined && match(item)) {
-        this.#items.splice(i, 1);
-        return item;
-      }
-    }
-    return undefined;
-  }
-}
-
-interface Session {
-  readonly id: string;
-  readonly hello: DecodedHello;
-  readonly ctx: ResultContext;
-  readonly actions: ReadonlyMap<string, readonly string[]>;
-  readonly assigned: Map<string, AttemptRef>;
-  readonly out: FrameBatcher<ServerFrame>;
-  readonly stream: WorkerStream;
-  closed: boolean;
-}
-
-/** One (namespace, task queue): keyed by both names in nested maps, never a joined string. */
-interface Queue {
-  readonly namespace: string;
-  readonly name: string;
-  readonly sessions: Session[];
-  next: number;
-  readonly backlog: Map<string, Deque<TaskOffer>>;
-  waiting: number;
-}
-
-/**
- * An attempt the matcher holds: waiting (no session, with its offer), assigned (a session),
- * or detached (no session, no offer: its worker's stream ended and may come back).
- */
-interface Holding {
-  readonly session: Session | undefined;
-  readonly offer: TaskOffer | undefined;
-  /** The queue it was offered in or re-attached from (possibly pruned since: compare names). */
-  readonly queue: Queue;
-  /** The attempt's action, for its capabilities. */
-  readonly action: string;
-}
-
-/**
- * The attempts held, by attempt key, and indexed by run: listing a run's live attempts
- * (the attempts read, a cancellation) reads that run's keys, not every attempt held.
- */
-class Holdings {
-  readonly #all = new Map<string, Holding>();
-  readonly #byRun = new Map<string, Set<string>>();
-
-  get size(): number {
-    return this.#all.size;
-  }
-
-  get(key: string): Holding | undefined {
-    return this.#all.get(key);
-  }
-
-  has(key: string): boolean {
-    return this.#all.has(key);
-  }
-
-  set(key: string, holding: Holding): void {
-    if (!this.#all.has(key)) {
-      const run = runOfKey(key);
-      let keys = this.#byRun.get(run);
-      if (keys === undefined) {
-        keys = new Set();
-        this.#byRun.set(run, keys);
-      }
-      keys.add(key);
-    }
-    this.#all.set(key, holding);
-  }
-
-  delete(key: string): boolean {
-    if (!this.#all.delete(key)) return false;
-    const run = runOfKey(key);
-    const keys = this.#byRun.get(run);
-    keys?.delete(key);
-    if (keys?.size === 0) this.#byRun.delete(run);
-    return true;
-  }
-
-  /** The keys held for one run. */
-  ofRun(runId: string): Iterable<string> {
-    return this.#byRun.get(runId) ?? [];
-  }
-}
-
-/** `run_id/activity_id/attempt` → `run_id`. */
-function runOfKey(key: string): string {
-  return key.slice(0, key.indexOf("/"));
-}
-
 export class Matcher {
   readonly #opts: MatcherOptions;
   readonly #log: Logger;
-  /** Namespace → task queue → queue. */
-  readonly #queues = new Map<string, Map<string, Queue>>();
+  readonly #queues = new TaskQueues();
   /** Every attempt handed out or re-attached and not yet settled, by attempt key. */
   readonly #holding = new Holdings();
   readonly #settled = new Set<string>();
@@ -310,7 +115,7 @@ export class Matcher {
     if (this.#holding.has(key)) {
       throw new SkeinError("attempt_already_dispatched", `attempt ${key} is already dispatched`);
     }
-    const queue = this.#queue(task.namespace, task.taskQueue);
+    const queue = this.#queues.get(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
     if (session !== undefined) {
       this.#assign(session, task, queue);
@@ -323,13 +128,7 @@ export class Matcher {
         { status: 409 },
       );
     }
-    let backlog = queue.backlog.get(task.action);
-    if (backlog === undefined) {
-      backlog = new Deque();
-      queue.backlog.set(task.action, backlog);
-    }
-    backlog.push(task);
-    queue.waiting++;
+    enqueue(queue, task);
     this.#holding.set(key, { session: undefined, offer: task, queue, action: task.action });
     return "queued";
   }
@@ -345,11 +144,11 @@ export class Matcher {
     if (holding.session === undefined) {
       if (holding.offer === undefined || !withdraw(holding.queue, holding.offer)) return "none";
       this.#holding.delete(key);
-      this.#prune(holding.queue);
+      this.#queues.prune(holding.queue);
       return "withdrawn";
     }
     if (holding.session.closed) return "none";
-    holding.session.out.push({ frame: "cancel", cancel: { ref, reason } });
+    holding.session.sink.push({ frame: "cancel", cancel: { ref, reason } });
     return "signalled";
   }
 
@@ -409,144 +208,21 @@ export class Matcher {
 
   /** Counts for status pages and tests. */
   stats(): { sessions: number; holding: number; waiting: number } {
-    let waiting = 0;
-    for (const queues of this.#queues.values()) {
-      for (const q of queues.values()) waiting += q.waiting;
-    }
-    return { sessions: this.#sessions.size, holding: this.#holding.size, waiting };
+    return {
+      sessions: this.#sessions.size,
+      holding: this.#holding.size,
+      waiting: this.#queues.waiting(),
+    };
   }
-
-  /** The gRPC handler for `WorkerService.Connect`. */
-  readonly connect = (stream: WorkerStream): void => {
-    let session: Session | undefined;
-    /** Frames that arrived after the hello, while it is being checked. */
-    let pending: WorkerFrame[] | undefined;
-    let ended = false;
-    const refuse = (error: unknown) => {
-      if (ended) return;
-      ended = true;
-      const refusal = asRefusal(error);
-      this.#log.info({ code: refusal.code }, `worker stream refused: ${refusal.message}`);
-      stream.emit("error", {
-        code: refusal.grpcStatus,
-        details: `${refusal.code}: ${refusal.message}`,
-      });
-    };
-    const helloTimer = setTimeout(
-      () =>
-        refuse(
-          new RpcRefusal("hello_timeout", "no hello frame in time", grpc.status.DEADLINE_EXCEEDED),
-        ),
-      this.#opts.helloTimeoutMs ?? HELLO_TIMEOUT_MS,
-    );
-    const close = () => {
-      clearTimeout(helloTimer);
-      ended = true;
-      if (session !== undefined) this.#closeSession(session);
-    };
-    stream.on("error", () => close());
-    stream.on("cancelled", () => close());
-    stream.on("close", () => close());
-    stream.on("end", () => {
-      close();
-      stream.end();
-    });
-
-    const open = async (hello: DecodedHello) => {
-      const principal = await authenticate(this.#opts.verify, stream.metadata);
-      await admitNamespace(principal, hello.namespace, this.#opts.namespaceGate);
-    };
-    const welcome = (hello: DecodedHello) => {
-      clearTimeout(helloTimer);
-      if (ended) return;
-      this.#checkReattach(hello);
-      session = this.#openSession(stream, hello);
-      const queued = pending ?? [];
-      pending = undefined;
-      for (const frame of queued) this.#onFrame(session, frame);
-    };
-
-    const receive = (message: unknown) => {
-      const frames = decodeBatch(message);
-      if (session !== undefined) {
-        for (const frame of frames) this.#onFrame(session, frame);
-        return;
-      }
-      if (pending !== undefined) {
-        if (pending.length + frames.length > MAX_FRAMES_PER_BATCH) {
-          throw invalidFrame(`sent more than ${MAX_FRAMES_PER_BATCH} frames before the welcome`);
-        }
-        pending.push(...frames);
-        return;
-      }
-      // An empty batch before the hello changes nothing.
-      if (frames.length === 0) return;
-      const [first, ...rest] = frames;
-      if (first!.frame !== "hello") {
-        throw new RpcRefusal(
-          "hello_expected",
-          "the first frame must be hello",
-          grpc.status.INVALID_ARGUMENT,
-        );
-      }
-      const hello = first!.hello;
-      pending = rest;
-      open(hello).then(
-        () => {
-          try {
-            welcome(hello);
-          } catch (error) {
-            refuse(error);
-          }
-        },
-        (error: unknown) => {
-          clearTimeout(helloTimer);
-          refuse(error);
-        },
-      );
-    };
-
-    stream.on("data", (message: unknown) => {
-      if (ended) return;
-      try {
-        receive(message);
-      } catch (error) {
-        refuse(error);
-      }
-    });
-  };
 
   /** Writes every session's queued frames now (before a blocking commit, say). */
   flush(): void {
-    for (const s of this.#sessions) s.out.flush();
+    for (const s of this.#sessions) s.sink.flush();
   }
 
   /** Ends every stream (server shutdown). */
   closeAll(): void {
-    for (const s of this.#sessions) this.#closeSession(s);
-  }
-
-  #queue(namespace: string, name: string): Queue {
-    let queues = this.#queues.get(namespace);
-    if (queues === undefined) {
-      queues = new Map();
-      this.#queues.set(namespace, queues);
-    }
-    let queue = queues.get(name);
-    if (queue === undefined) {
-      queue = { namespace, name, sessions: [], next: 0, backlog: new Map(), waiting: 0 };
-      queues.set(name, queue);
-    }
-    return queue;
-  }
-
-  /** Forgets a queue nothing uses any more: worker-chosen queue names do not accumulate. */
-  #prune(queue: Queue): void {
-    if (queue.sessions.length > 0 || queue.waiting > 0) return;
-    const queues = this.#queues.get(queue.namespace);
-    if (queues?.get(queue.name) !== queue) return;
-    queues.delete(queue.name);
-    if (queues.size === 0) this.#queues.delete(queue.namespace);
+    for (const s of this.#sessions) this.close(s);
   }
 
   /**
@@ -565,15 +241,21 @@ export class Matcher {
           : owner;
       if (place === undefined) return;
       if (place.namespace === hello.namespace && place.taskQueue === hello.task_queue) return;
-      throw new RpcRefusal(
+      throw new SkeinError(
         "reattach_refused",
         `hello.running[${i}]: attempt ${key} is not an attempt of namespace ${JSON.stringify(hello.namespace)}, task queue ${JSON.stringify(hello.task_queue)}`,
-        grpc.status.PERMISSION_DENIED,
+        { status: 403 },
       );
     });
   }
 
-  #openSession(stream: WorkerStream, hello: DecodedHello): Session {
+  /**
+   * Opens a session for a hello its transport has authenticated: checks the attempts it
+   * lists (a refusal is thrown as a SkeinError, `reattach_refused`), welcomes it, re-attaches
+   * what it still holds and fills its free slots from the backlog.
+   */
+  open(hello: DecodedHello, sink: SessionSink): Session {
+    this.#checkReattach(hello);
     const id = randomUUID();
     const actions = new Map(hello.actions.map((a) => [a.action, a.capabilities] as const));
     const session: Session = {
@@ -587,18 +269,15 @@ export class Matcher {
       },
       actions,
       assigned: new Map(),
-      out: new FrameBatcher<ServerFrame>((frames) => {
-        if (!session.closed) stream.write({ frames });
-      }),
-      stream,
+      sink,
       closed: false,
     };
     this.#sessions.add(session);
-    session.out.push({
+    session.sink.push({
       frame: "welcome",
       welcome: { session_id: id, agent_port: this.#opts.agentPort?.() ?? 0 },
     });
-    const queue = this.#queue(hello.namespace, hello.task_queue);
+    const queue = this.#queues.get(hello.namespace, hello.task_queue);
     const attached = this.#reattach(session, queue);
     if (attached.length > 0) this.#opts.events.attached?.(attached, session.ctx);
     queue.sessions.push(session);
@@ -617,7 +296,7 @@ export class Matcher {
    * matcher does not hold is taken only when the engine says it is current (or, without an
    * engine, on the hello's word).
    */
-  #reattach(session: Session, queue: Queue): AttemptRef[] {
+  #reattach(session: Session, queue: TaskQueue): AttemptRef[] {
     const attached: AttemptRef[] = [];
     for (const { ref, action } of session.hello.running) {
       if (attached.length >= session.hello.concurrency) {
@@ -650,12 +329,13 @@ export class Matcher {
     return attached;
   }
 
-  #closeSession(session: Session): void {
+  /** The session's stream ended: its attempts are kept detached for a re-attach. */
+  close(session: Session): void {
     if (session.closed) return;
     session.closed = true;
-    session.out.clear();
+    session.sink.closed();
     this.#sessions.delete(session);
-    const queue = this.#queues.get(session.hello.namespace)?.get(session.hello.task_queue);
+    const queue = this.#queues.find(session.hello.namespace, session.hello.task_queue);
     if (queue !== undefined) {
       const i = queue.sessions.indexOf(session);
       if (i >= 0) queue.sessions.splice(i, 1);
@@ -683,7 +363,7 @@ export class Matcher {
       detached.push(ref);
     }
     session.assigned.clear();
-    if (queue !== undefined) this.#prune(queue);
+    if (queue !== undefined) this.#queues.prune(queue);
     if (kept.length > 0) this.#expire(kept);
     this.#log.info(
       { worker: session.hello.name, session: session.id, detached: detached.length },
@@ -702,11 +382,11 @@ export class Matcher {
     timer.unref();
   }
 
-  #assign(session: Session, task: TaskOffer, queue: Queue): void {
+  #assign(session: Session, task: TaskOffer, queue: TaskQueue): void {
     const key = attemptKey(task.ref);
     session.assigned.set(key, task.ref);
     this.#holding.set(key, { session, offer: task, queue, action: task.action });
-    session.out.push({
+    session.sink.push({
       frame: "task",
       task: {
         ref: task.ref,
@@ -721,7 +401,7 @@ export class Matcher {
   }
 
   /** Fills a session's free slots from the backlog of the actions it serves. */
-  #drain(session: Session, queue: Queue): void {
+  #drain(session: Session, queue: TaskQueue): void {
     if (queue.waiting === 0) return;
     for (const action of session.actions.keys()) {
       const backlog = queue.backlog.get(action);
@@ -736,12 +416,12 @@ export class Matcher {
     }
   }
 
-  /** One decoded frame of an open session. Throws an RpcRefusal to end the stream. */
-  #onFrame(session: Session, frame: WorkerFrame): void {
+  /** One decoded frame of an open session. Throws a SkeinError to end the stream. */
+  receive(session: Session, frame: WorkerFrame): void {
     if (session.closed) return;
     switch (frame.frame) {
       case "hello":
-        throw invalidFrame("hello: a session sends one hello");
+        throw new SkeinError("invalid_frame", "hello: a session sends one hello");
       case "heartbeat": {
         const ref = frame.heartbeat.ref;
         if (session.assigned.has(attemptKey(ref))) {
@@ -776,7 +456,7 @@ export class Matcher {
     report: (ref: AttemptRef) => Promise<void> | void,
   ): void {
     const key = attemptKey(ref);
-    const ack = () => session.out.push({ frame: "ack", ack: { ref } });
+    const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
     if (!session.assigned.has(key)) {
       // A resend of a result already reported, or one this session never held: acknowledged
       // so the worker forgets it, never reported twice.
@@ -826,55 +506,7 @@ export class Matcher {
 
   #abort(session: Session, message: string): void {
     this.#log.warn({ session: session.id }, `worker stream ended: ${message}`);
-    const stream = session.stream;
-    this.#closeSession(session);
-    stream.emit("error", { code: grpc.status.UNAVAILABLE, details: `stream_aborted: ${message}` });
+    this.close(session);
+    session.sink.abort(message);
   }
-}
-
-/** Decodes one worker message into frames, or throws the refusal that ends the stream. */
-function decodeBatch(message: unknown): WorkerFrame[] {
-  if (message instanceof UndecodableBatch) throw invalidFrame(message.reason);
-  const decoded = decode(workerBatchDecoder, message);
-  if (decoded.ok) return decoded.value.frames;
-  const error = decoded.error;
-  throw new RpcRefusal(
-    error.code === INVALID_HELLO ? INVALID_HELLO : "invalid_frame",
-    error.message,
-    grpc.status.INVALID_ARGUMENT,
-  );
-}
-
-function invalidFrame(reason: string): RpcRefusal {
-  return new RpcRefusal("invalid_frame", reason, grpc.status.INVALID_ARGUMENT);
-}
-
-function asRefusal(error: unknown): RpcRefusal {
-  if (error instanceof RpcRefusal) return error;
-  return new RpcRefusal(
-    error instanceof SkeinError ? error.code : "internal",
-    error instanceof Error ? error.message : String(error),
-    error instanceof SkeinError ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL,
-  );
-}
-
-/** Takes a waiting offer out of its queue's backlog; false when it is not there. */
-function withdraw(queue: Queue, offer: TaskOffer): boolean {
-  const backlog = queue.backlog.get(offer.action);
-  if (backlog?.remove((t) => t === offer) === undefined) return false;
-  queue.waiting--;
-  if (backlog.size === 0) queue.backlog.delete(offer.action);
-  return true;
-}
-
-function pickSession(queue: Queue, action: string): Session | undefined {
-  const n = queue.sessions.length;
-  for (let i = 0; i < n; i++) {
-    const s = queue.sessions[(queue.next + i) % n]!;
-    if (s.assigned.size < s.hello.concurrency && s.actions.has(action)) {
-      queue.next = (queue.next + i + 1) % n;
-      return s;
-    }
-  }
-  return undefined;
 }

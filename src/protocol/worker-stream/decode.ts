@@ -1,7 +1,7 @@
 /**
  * Decoders for both directions of the worker stream. protobuf gives the frames their types
  * only loosely (proto-loader lets through a frame with no oneof set, a null ref, a zero
- * attempt); these decoders turn every batch into the tagged unions of protocol.ts once, at
+ * attempt); these decoders turn every batch into the tagged unions of frames.ts once, at
  * the edge, with the rules protobuf cannot state (non-empty names without control
  * characters, a concurrency of at least 1, a UUID run id, an attempt from 1) and with the
  * decoding core's path-naming refusals (`frames[2].completion.ref.run_id: must be a UUID`).
@@ -29,9 +29,9 @@ import {
   tagged,
   u32,
 } from "../../common/decode/index.ts";
-import { namespaceName } from "../namespaces/name.ts";
-import type { ServerFrame, WorkerFrame } from "./protocol.ts";
-import { workerService } from "./protocol.ts";
+import { namespaceName } from "../namespace-name.ts";
+import type { ServerFrame, WorkerFrame } from "./frames.ts";
+import { workerService } from "./grpc.ts";
 
 /** `8-4-4-4-12` hex digits, checked by hand: this runs for every frame of every worker. */
 function isUuid(s: string): boolean {

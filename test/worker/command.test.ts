@@ -3,9 +3,9 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { UsageError } from "../../../src/common/cli.ts";
-import { parseWorkerArgs, WORKER_DEFAULTS } from "../../../src/workflow/cli/worker.ts";
-import { spawnWorker } from "../../helpers/worker-endpoint.ts";
+import { UsageError } from "../../src/common/cli.ts";
+import { parseWorkerArgs, WORKER_DEFAULTS } from "../../src/worker/verb.ts";
+import { spawnWorker } from "../helpers/worker-endpoint.ts";
 
 describe("skein worker arguments", () => {
   test("defaults", () => {

@@ -3,7 +3,7 @@
  * `interventionKind` decodes the `kind` field of `POST /workflows/intervene` exactly as the
  * spec's kind table says (tag field `kind`; nested tagged `priority` and `decision`; nullable
  * budget fields and approval note). The messages that carry them over the agent transport
- * are in messages.ts.
+ * are in messages.ts; the attempt they target is `AttemptRef` (../attempt.ts).
  */
 
 import {
@@ -49,14 +49,4 @@ export type InterventionKind = Decoded<typeof interventionKind>;
 /** Each kind needs the capability of its own name. */
 export function capabilityOf(kind: InterventionKind): Capability {
   return kind.kind;
-}
-
-export interface AttemptIdentity {
-  readonly run_id: string;
-  readonly activity_id: number;
-  readonly attempt: number;
-}
-
-export function identityKey(ref: AttemptIdentity): string {
-  return `${ref.run_id}/${ref.activity_id}/${ref.attempt}`;
 }

@@ -6,7 +6,7 @@
  * `invalid_namespace_name`; a name of the wrong JSON type keeps the generic decode code.
  */
 
-import { type Decoder, string, withCode } from "../../common/decode/index.ts";
+import { type Decoder, string, withCode } from "../common/decode/index.ts";
 
 export const MAX_NAMESPACE_NAME_BYTES = 255;
 

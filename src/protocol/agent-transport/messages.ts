@@ -30,8 +30,8 @@ import {
   tagged,
   u32,
 } from "../../common/decode/index.ts";
-import { namespaceName } from "../namespaces/name.ts";
-import { CAPABILITIES, interventionKind } from "./control.ts";
+import { namespaceName } from "../namespace-name.ts";
+import { CAPABILITIES, interventionKind } from "./interventions.ts";
 
 /** Largest frame either end accepts (the `ws` maxPayload); a transcript entry fits easily. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -119,7 +119,6 @@ export const serverMessage = tagged("type", {
   apply: { ref: attemptRef, control },
 });
 
-export type AttemptRef = Decoded<typeof attemptRef>;
 export type Control = Decoded<typeof control>;
 export type TranscriptEntry = Decoded<typeof transcriptEntry>;
 export type WorkerMessage = Decoded<typeof workerMessage>;

@@ -1,0 +1,287 @@
+/**
+ * The engine loop's commit pipeline: inputs land in a run's inbox and mark it dirty; a tick
+ * applies every dirty run's inbox, decides, starts the effects, and hands the new events to
+ * the commit; the commit writes every run that advanced in one store transaction (group
+ * commit) and only then acknowledges: waiters resolve, finished runs are reported, and
+ * speculative effects held back by speculation.ts go out. Outbox row writes join the same
+ * commit. Nothing here polls: an input schedules a tick.
+ *
+ * Tick:  inbox events applied --> decide per dirty run --> effects --> (pipeline) one commit --> acks
+ */
+
+import { SkeinError } from "../../common/errors.ts";
+import { dispatch } from "./attempts.ts";
+import { type Command, eventOf } from "./commands.ts";
+import type { EngineCore, PendingCommit } from "./core.ts";
+import { stoppedError } from "./core.ts";
+import { cancelInFlight, decide } from "./decide.ts";
+import type { HistoryEvent } from "./history.ts";
+import { applicable, applyTo, type InboxItem, type Run } from "./run.ts";
+import { childRun, ended, resolveChildren } from "./run-tree.ts";
+import { isLive } from "./state.ts";
+import type { OutboxWrite } from "./store.ts";
+
+interface Advanced {
+  readonly events: HistoryEvent[];
+  readonly commands: readonly Command[];
+  readonly waiters: InboxItem[];
+  /** Child runs started by this run's decisions (recorded in the same commit). */
+  readonly spawned: Run[];
+  readonly resumed: boolean;
+}
+
+const newPending = (generation: number): PendingCommit => ({
+  generation,
+  batch: new Map(),
+  waiters: [],
+  ended: [],
+  outbox: new Map(),
+});
+
+/** For the engine's own events (timers, timeouts): nobody waits, so a refusal is dropped. */
+export function enqueueInternal(core: EngineCore, run: Run, event: HistoryEvent): void {
+  enqueue(core, run, event).catch(() => {});
+}
+export function enqueue(core: EngineCore, run: Run, event: HistoryEvent): Promise<void> {
+  if (core.stopped) return Promise.reject(stoppedError());
+  return new Promise((done, fail) => {
+    run.inbox.push({ event, done, fail });
+    markDirty(core, run);
+  });
+}
+export function markDirty(core: EngineCore, run: Run): void {
+  core.dirty.add(run);
+  if (core.scheduled || core.ticking || core.stopped) return;
+  core.scheduled = true;
+  setImmediate(() => {
+    core.scheduled = false;
+    tick(core).catch((error: unknown) => fatal(core, error));
+  });
+}
+/**
+ * The processing half of a tick: apply inboxes, decide, start effects, and hand the new
+ * events to the commit pipeline. It does not wait for the commit: the next tick may
+ * process (and dispatch) while the previous batch syncs, so at low load a step costs a
+ * worker round trip, not a round trip plus a sync. Batches that wait for the commit in
+ * flight merge into one, so at high load each sync carries everything that accumulated.
+ */
+export async function tick(core: EngineCore): Promise<void> {
+  if (core.ticking || core.stopped) return;
+  core.ticking = true;
+  const now = core.now();
+  const runs = [...core.dirty];
+  core.dirty.clear();
+  const pending: PendingCommit = core.pending ?? nextPending(core);
+  core.pending = pending;
+  const effects: { run: Run; commands: Command[] }[] = [];
+  for (const run of runs) {
+    const wasLive = isLive(run.state) || run.state.started === undefined;
+    let advanced: Advanced;
+    try {
+      advanced = await advance(core, run, now);
+    } catch (error) {
+      quarantine(core, run, error);
+      continue;
+    }
+    if (advanced.events.length > 0) {
+      const prior = pending.batch.get(run.id.runId);
+      pending.batch.set(run.id.runId, {
+        ...run.id,
+        events: prior === undefined ? advanced.events : [...prior.events, ...advanced.events],
+        status: run.state.status,
+      });
+    }
+    pending.waiters.push(...advanced.waiters);
+    if (advanced.commands.length > 0) effects.push({ run, commands: [...advanced.commands] });
+    for (const child of advanced.spawned) {
+      // The child's start joins the commit that records ChildStarted in the parent.
+      core.runs.set(child.id.runId, child);
+      pending.batch.set(child.id.runId, {
+        ...child.id,
+        events: [child.state.started!],
+        status: child.state.status,
+      });
+      markDirty(core, child);
+    }
+    if (advanced.resumed) {
+      for (const ref of run.held.splice(0)) dispatch(core, run, ref);
+      core.outbox?.resume(run.id.runId);
+    }
+    if (!isLive(run.state)) {
+      pending.ended.push(run);
+      if (wasLive) ended(core, run, pending);
+    }
+  }
+  for (const { run, commands } of effects) {
+    core.speculation.release(run, commands, pending.generation);
+  }
+  core.dispatcher?.flush?.();
+  core.ticking = false;
+  pump(core).catch((error: unknown) => fatal(core, error));
+  next(core);
+}
+/** Stops the engine after an error it cannot contain; history stays the truth. */
+export function fatal(core: EngineCore, error: unknown): void {
+  if (core.stopped) return;
+  core.log.error({ err: error }, "engine stopped (history is the truth: restart to recover)");
+  stop(core);
+  core.opts.onFatal?.(error);
+}
+/**
+ * Stops the engine. Inputs not yet committed are refused (their results stay with their
+ * workers, which send them again to the next server); a commit in flight still lands.
+ */
+export function stop(core: EngineCore): void {
+  if (core.stopped) return;
+  core.stopped = true;
+  core.timers.close();
+  const stopped = stoppedError();
+  for (const w of core.pending?.waiters ?? []) w.fail?.(stopped);
+  core.pending = undefined;
+  for (const run of core.runs.values()) {
+    for (const item of run.inbox) item.fail?.(stopped);
+    run.inbox = [];
+  }
+}
+
+/** Queues an outbox row write for the next commit (outside a tick it starts one). */
+export function recordOutbox(core: EngineCore, run: Run, write: OutboxWrite): void {
+  if (core.stopped) return;
+  core.pending ??= nextPending(core);
+  const entry = core.pending.outbox.get(run.id.runId);
+  if (entry === undefined) core.pending.outbox.set(run.id.runId, { run, writes: [write] });
+  else entry.writes.push(write);
+  if (!core.ticking) pump(core).catch((error: unknown) => fatal(core, error));
+}
+/** Commits the pending batch when no commit is in flight; then acknowledges it. */
+export async function pump(core: EngineCore): Promise<void> {
+  // A tick still filling the pending batch commits it when it ends.
+  if (core.committing || core.stopped || core.ticking) return;
+  const pending = core.pending;
+  if (pending === undefined) {
+    settleIdle(core);
+    return;
+  }
+  core.pending = undefined;
+  core.committing = true;
+  try {
+    for (const [runId, { run, writes }] of pending.outbox) {
+      const prior = pending.batch.get(runId);
+      pending.batch.set(runId, {
+        ...(prior ?? { ...run.id, events: [], status: run.state.status }),
+        outbox: writes,
+      });
+    }
+    if (pending.batch.size > 0) await core.opts.store.commit([...pending.batch.values()]);
+  } catch (error) {
+    core.committing = false;
+    for (const w of pending.waiters) w.fail?.(error);
+    fatal(core, error);
+    return;
+  }
+  core.committing = false;
+  if (!core.stopped && core.speculation.landed(pending.generation)) {
+    core.dispatcher?.flush?.();
+  }
+  for (const w of pending.waiters) w.done?.();
+  for (const run of pending.ended) {
+    if (core.runs.get(run.id.runId) === run) {
+      core.runs.delete(run.id.runId);
+      core.opts.onRunEnded?.(run.id.runId, run.state);
+    }
+  }
+  await pump(core);
+}
+export function nextPending(core: EngineCore): PendingCommit {
+  return newPending(++core.generation);
+}
+
+export function next(core: EngineCore): void {
+  if (core.dirty.size === 0 || core.scheduled || core.stopped) {
+    settleIdle(core);
+    return;
+  }
+  core.scheduled = true;
+  setImmediate(() => {
+    core.scheduled = false;
+    tick(core).catch((error: unknown) => fatal(core, error));
+  });
+}
+export function settleIdle(core: EngineCore): void {
+  if (core.ticking || core.scheduled || core.committing || core.pending !== undefined) return;
+  if (core.dirty.size > 0) return;
+  for (const done of core.idle.splice(0)) done();
+}
+/** Applies a run's inbox and decides; mutates only `run.state` and `run.inbox`. */
+export async function advance(core: EngineCore, run: Run, now: number): Promise<Advanced> {
+  const events: HistoryEvent[] = [];
+  const waiters: InboxItem[] = [];
+  const spawned: Run[] = [];
+  let resumed = false;
+  const inbox = run.inbox;
+  run.inbox = [];
+  for (const item of inbox) {
+    if (!applicable(run.state, item.event)) {
+      item.done?.();
+      continue;
+    }
+    applyTo(run, item.event);
+    if (item.event.type === "RunResumed") resumed = true;
+    events.push(item.event);
+    waiters.push(item);
+  }
+  try {
+    let { commands } = await decide(run.definition, run.state, now, run.memos);
+    const children = await resolveChildren(core, run, commands);
+    if (children instanceof SkeinError) {
+      commands = [
+        { type: "FailRun", code: children.code, message: children.message },
+        ...cancelInFlight(run.state, "the run failed"),
+      ];
+    }
+    for (const command of commands) {
+      let event = eventOf(command, now);
+      if (command.type === "StartChild" && !(children instanceof SkeinError)) {
+        const child = childRun(run, command, children.get(command.stepId)!, now);
+        spawned.push(child);
+        event = {
+          type: "ChildStarted",
+          at: now,
+          step_id: command.stepId,
+          child_run_id: child.id.runId,
+          workflow: command.workflow,
+          definition_version: child.definition.version,
+          input_json: command.inputJson,
+        };
+      }
+      if (event === undefined) continue;
+      applyTo(run, event);
+      events.push(event);
+      if (event.type === "ActivityScheduled" && event.member === true && core.outbox) {
+        // The member's outbox row is written in the commit that schedules it.
+        recordOutbox(core, run, {
+          activityId: event.activity_id,
+          attempt: event.attempt,
+          state: "pending",
+        });
+      }
+    }
+    return { events, commands, waiters, spawned, resumed };
+  } catch (error) {
+    for (const item of waiters) item.fail?.(error);
+    throw error;
+  }
+}
+/**
+ * A run whose history or definition the engine cannot work with (a corrupt history, a
+ * definition that is not the pinned one) is taken out of memory, reported, and left as it is
+ * in the store for an operator; every other run goes on.
+ */
+export function quarantine(core: EngineCore, run: Run, error: unknown): void {
+  core.runs.delete(run.id.runId);
+  for (const item of run.inbox) item.fail?.(error);
+  run.inbox = [];
+  core.speculation.forget(run);
+  core.log.error({ err: error, run: run.id.runId }, "run quarantined");
+  core.opts.onRunError?.(run.id.runId, error);
+}

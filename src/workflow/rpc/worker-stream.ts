@@ -1,0 +1,200 @@
+/**
+ * The gRPC side of a worker stream, kept thin: it times the hello, authenticates the stream
+ * and admits its namespace (auth.ts), decodes every message at the edge
+ * (protocol/worker-stream/decode.ts), and hands the matcher the hello, each later frame and
+ * the stream's end. Frames going out are batched per event-loop turn (`FrameBatcher`) behind
+ * the matcher's `SessionSink`. Every refusal ends the stream with its gRPC status and
+ * `code: message` details.
+ */
+
+import * as grpc from "@grpc/grpc-js";
+import { decode } from "../../common/decode/index.ts";
+import { SkeinError } from "../../common/errors.ts";
+import { silentLogger } from "../../common/log.ts";
+import { FrameBatcher } from "../../protocol/worker-stream/batcher.ts";
+import {
+  type DecodedHello,
+  INVALID_HELLO,
+  MAX_FRAMES_PER_BATCH,
+  UndecodableBatch,
+  workerBatchDecoder,
+} from "../../protocol/worker-stream/decode.ts";
+import type { ServerFrame, WorkerFrame } from "../../protocol/worker-stream/frames.ts";
+import type { WorkerStream } from "../../protocol/worker-stream/grpc.ts";
+import type { Matcher, MatcherOptions, Session, SessionSink } from "../matching/matcher.ts";
+import {
+  admitNamespace,
+  authenticate,
+  type NamespaceGate,
+  RpcRefusal,
+  type VerifyToken,
+} from "./auth.ts";
+
+/** How long a new stream may take to send its hello. */
+export const HELLO_TIMEOUT_MS = 10_000;
+
+export interface WorkerStreamOptions extends MatcherOptions {
+  readonly verify: VerifyToken;
+  readonly namespaceGate: NamespaceGate;
+  /** How long a new stream may take to send its hello (HELLO_TIMEOUT_MS). */
+  readonly helloTimeoutMs?: number;
+}
+
+/** The gRPC handler for `WorkerService.Connect`, feeding `matcher`. */
+export function workerStreamHandler(
+  matcher: Matcher,
+  options: WorkerStreamOptions,
+): (stream: WorkerStream) => void {
+  const log = options.logger ?? silentLogger();
+  return (stream) => {
+    let session: Session | undefined;
+    /** Frames that arrived after the hello, while it is being checked. */
+    let pending: WorkerFrame[] | undefined;
+    let ended = false;
+    const refuse = (error: unknown) => {
+      if (ended) return;
+      ended = true;
+      const refusal = asRefusal(error);
+      log.info({ code: refusal.code }, `worker stream refused: ${refusal.message}`);
+      stream.emit("error", {
+        code: refusal.grpcStatus,
+        details: `${refusal.code}: ${refusal.message}`,
+      });
+    };
+    const helloTimer = setTimeout(
+      () =>
+        refuse(
+          new RpcRefusal("hello_timeout", "no hello frame in time", grpc.status.DEADLINE_EXCEEDED),
+        ),
+      options.helloTimeoutMs ?? HELLO_TIMEOUT_MS,
+    );
+    const close = () => {
+      clearTimeout(helloTimer);
+      ended = true;
+      if (session !== undefined) matcher.close(session);
+    };
+    stream.on("error", () => close());
+    stream.on("cancelled", () => close());
+    stream.on("close", () => close());
+    stream.on("end", () => {
+      close();
+      stream.end();
+    });
+
+    const open = async (hello: DecodedHello) => {
+      const principal = await authenticate(options.verify, stream.metadata);
+      await admitNamespace(principal, hello.namespace, options.namespaceGate);
+    };
+    const welcome = (hello: DecodedHello) => {
+      clearTimeout(helloTimer);
+      if (ended) return;
+      session = matcher.open(hello, sinkOf(stream));
+      const queued = pending ?? [];
+      pending = undefined;
+      for (const frame of queued) matcher.receive(session, frame);
+    };
+
+    const receive = (message: unknown) => {
+      const frames = decodeBatch(message);
+      if (session !== undefined) {
+        for (const frame of frames) matcher.receive(session, frame);
+        return;
+      }
+      if (pending !== undefined) {
+        if (pending.length + frames.length > MAX_FRAMES_PER_BATCH) {
+          throw invalidFrame(`sent more than ${MAX_FRAMES_PER_BATCH} frames before the welcome`);
+        }
+        pending.push(...frames);
+        return;
+      }
+      // An empty batch before the hello changes nothing.
+      if (frames.length === 0) return;
+      const [first, ...rest] = frames;
+      if (first!.frame !== "hello") {
+        throw new RpcRefusal(
+          "hello_expected",
+          "the first frame must be hello",
+          grpc.status.INVALID_ARGUMENT,
+        );
+      }
+      const hello = first!.hello;
+      pending = rest;
+      open(hello).then(
+        () => {
+          try {
+            welcome(hello);
+          } catch (error) {
+            refuse(error);
+          }
+        },
+        (error: unknown) => {
+          clearTimeout(helloTimer);
+          refuse(error);
+        },
+      );
+    };
+
+    stream.on("data", (message: unknown) => {
+      if (ended) return;
+      try {
+        receive(message);
+      } catch (error) {
+        refuse(error);
+      }
+    });
+  };
+}
+
+/** The stream behind a session: frames of one turn go out as one batch. */
+function sinkOf(stream: WorkerStream): SessionSink {
+  let closed = false;
+  const out = new FrameBatcher<ServerFrame>((frames) => {
+    if (!closed) stream.write({ frames });
+  });
+  return {
+    push: (frame) => out.push(frame),
+    flush: () => out.flush(),
+    closed() {
+      closed = true;
+      out.clear();
+    },
+    abort(message) {
+      stream.emit("error", {
+        code: grpc.status.UNAVAILABLE,
+        details: `stream_aborted: ${message}`,
+      });
+    },
+  };
+}
+
+/** Decodes one worker message into frames, or throws the refusal that ends the stream. */
+function decodeBatch(message: unknown): WorkerFrame[] {
+  if (message instanceof UndecodableBatch) throw invalidFrame(message.reason);
+  const decoded = decode(workerBatchDecoder, message);
+  if (decoded.ok) return decoded.value.frames;
+  const error = decoded.error;
+  throw new RpcRefusal(
+    error.code === INVALID_HELLO ? INVALID_HELLO : "invalid_frame",
+    error.message,
+    grpc.status.INVALID_ARGUMENT,
+  );
+}
+
+function invalidFrame(reason: string): RpcRefusal {
+  return new RpcRefusal("invalid_frame", reason, grpc.status.INVALID_ARGUMENT);
+}
+
+/**
+ * The refusal a thrown error ends the stream with. The matcher's own refusals are
+ * SkeinErrors: a 403 (`reattach_refused`) is PERMISSION_DENIED, any other INVALID_ARGUMENT.
+ */
+function asRefusal(error: unknown): RpcRefusal {
+  if (error instanceof RpcRefusal) return error;
+  if (!(error instanceof SkeinError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return new RpcRefusal("internal", message, grpc.status.INTERNAL);
+  }
+  const status =
+    error.status === 403 ? grpc.status.PERMISSION_DENIED : grpc.status.INVALID_ARGUMENT;
+  return new RpcRefusal(error.code, error.message, status);
+}

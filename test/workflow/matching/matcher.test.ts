@@ -1,0 +1,157 @@
+// The matcher's rules, driven in-process through its transport-free interface: a hello
+// opens a session behind a recording SessionSink, frames are handed in decoded, and what
+// the matcher sends and reports is read back. The same rules are reached with real workers
+// in test/workflow/rpc/matcher.test.ts.
+
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { describe, test } from "node:test";
+import type { AttemptRef } from "../../../src/protocol/attempt.ts";
+import type { DecodedHello } from "../../../src/protocol/worker-stream/decode.ts";
+import type { ServerFrame } from "../../../src/protocol/worker-stream/frames.ts";
+import type { MatcherEvents, TaskOffer } from "../../../src/workflow/engine/dispatcher.ts";
+import { Matcher, type SessionSink } from "../../../src/workflow/matching/matcher.ts";
+
+class RecordingSink implements SessionSink {
+  readonly frames: ServerFrame[] = [];
+  aborted: string | undefined;
+  push(frame: ServerFrame): void {
+    this.frames.push(frame);
+  }
+  flush(): void {}
+  closed(): void {}
+  abort(message: string): void {
+    this.aborted = message;
+  }
+  /** The kinds of frame sent, for the attempt `ref` when given. */
+  kinds(ref?: AttemptRef): string[] {
+    return this.frames
+      .filter((f) => ref === undefined || refOf(f)?.run_id === ref.run_id)
+      .map((f) => f.frame);
+  }
+}
+
+function refOf(frame: ServerFrame): AttemptRef | undefined {
+  switch (frame.frame) {
+    case "task":
+      return frame.task.ref;
+    case "cancel":
+      return frame.cancel.ref;
+    case "ack":
+      return frame.ack.ref;
+    default:
+      return undefined;
+  }
+}
+
+function recordingEvents() {
+  const reported: { type: string; ref: AttemptRef }[] = [];
+  const attached: AttemptRef[] = [];
+  const events: MatcherEvents = {
+    completed: (ref) => void reported.push({ type: "completed", ref }),
+    failed: (ref) => void reported.push({ type: "failed", ref }),
+    attached: (refs) => void attached.push(...refs),
+  };
+  return { events, reported, attached };
+}
+
+const ref = (): AttemptRef => ({ run_id: randomUUID(), activity_id: 0, attempt: 1 });
+
+function offerOf(r: AttemptRef, action = "work"): TaskOffer {
+  return {
+    ref: r,
+    namespace: "default",
+    taskQueue: "q",
+    workflowId: "wf",
+    action,
+    inputJson: "null",
+    startToCloseMs: 0,
+    heartbeatMs: 0,
+  };
+}
+
+function hello(
+  name: string,
+  options: { actions?: string[]; running?: AttemptRef[]; concurrency?: number } = {},
+): DecodedHello {
+  return {
+    name,
+    kind: "module",
+    namespace: "default",
+    task_queue: "q",
+    concurrency: options.concurrency ?? 4,
+    deployment: "",
+    actions: (options.actions ?? ["work"]).map((action) => ({ action, capabilities: [] })),
+    instance_id: randomUUID(),
+    running: (options.running ?? []).map((r) => ({ ref: r, action: "work" })),
+  };
+}
+
+const completion = (r: AttemptRef) =>
+  ({ frame: "completion", completion: { ref: r, output_json: "1" } }) as const;
+
+describe("matching rules", () => {
+  test("re-attach withdraws the waiting copy: the worker that runs it keeps it", () => {
+    const { events, attached } = recordingEvents();
+    const matcher = new Matcher({ events });
+    const a = ref();
+    assert.equal(matcher.offer(offerOf(a)), "queued");
+    assert.deepEqual(matcher.stats(), { sessions: 0, holding: 1, waiting: 1 });
+    const sink = new RecordingSink();
+    matcher.open(hello("w", { running: [a] }), sink);
+    assert.deepEqual(attached, [a]);
+    assert.deepEqual(matcher.stats(), { sessions: 1, holding: 1, waiting: 0 });
+    // No second copy is sent: the worker already runs it.
+    assert.deepEqual(sink.kinds(a), []);
+  });
+
+  test("a released attempt's late result is acknowledged but not reported", () => {
+    const { events, reported } = recordingEvents();
+    const matcher = new Matcher({ events });
+    const sink = new RecordingSink();
+    const session = matcher.open(hello("w"), sink);
+    const a = ref();
+    assert.equal(matcher.offer(offerOf(a)), "dispatched");
+    matcher.release(a, "start_to_close timeout");
+    matcher.receive(session, completion(a));
+    assert.deepEqual(sink.kinds(a), ["task", "cancel", "ack"]);
+    assert.deepEqual(reported, []);
+    assert.deepEqual(matcher.stats(), { sessions: 1, holding: 0, waiting: 0 });
+  });
+
+  test("a settled attempt is remembered up to settledMemory, the oldest forgotten first", () => {
+    const { events, reported, attached } = recordingEvents();
+    const matcher = new Matcher({ events, settledMemory: 2 });
+    const first = matcher.open(hello("w1"), new RecordingSink());
+    const [a, b, c] = [ref(), ref(), ref()];
+    for (const r of [a, b, c]) {
+      matcher.offer(offerOf(r));
+      matcher.receive(first, completion(r));
+    }
+    assert.equal(reported.length, 3);
+    matcher.close(first);
+    // A hello listing them: `c` is remembered as settled and stays settled; `a` was
+    // forgotten, so (with no engine to ask) it is taken back on the hello's word.
+    matcher.open(hello("w2", { running: [a, c] }), new RecordingSink());
+    assert.deepEqual(attached, [a]);
+    assert.deepEqual(matcher.stats(), { sessions: 1, holding: 1, waiting: 0 });
+  });
+
+  test("offers go round robin over the sessions with a free slot for the action", () => {
+    const { events } = recordingEvents();
+    const matcher = new Matcher({ events });
+    const sinks = [new RecordingSink(), new RecordingSink(), new RecordingSink()];
+    matcher.open(hello("w0"), sinks[0]!);
+    matcher.open(hello("other", { actions: ["else"] }), new RecordingSink());
+    matcher.open(hello("w1", { concurrency: 1 }), sinks[1]!);
+    matcher.open(hello("w2"), sinks[2]!);
+    const order: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = ref();
+      assert.equal(matcher.offer(offerOf(r)), "dispatched");
+      order.push(sinks.findIndex((s) => s.kinds(r).includes("task")));
+    }
+    // w1 serves one at a time; the session without the action is never chosen.
+    assert.deepEqual(order, [0, 1, 2, 0, 2, 0]);
+  });
+});
