@@ -15,11 +15,11 @@
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { decodeOrThrow } from "../../common/decode/decoder.ts";
 import type { SkeinError } from "../../common/errors.ts";
 import type { EmbedSettings } from "../config/types.ts";
 import { type StoreRefusalCode, storeError } from "../errors.ts";
-import { encodeJsonFrame, JsonFrameReader } from "./frames.ts";
+import { WorkerPipe } from "../worker-pipe.ts";
+import { encodeJsonFrame } from "./frames.ts";
 import {
   EMBED_PROTOCOL,
   largestRequestBytes,
@@ -30,11 +30,6 @@ import {
   workerOutput,
 } from "./protocol.ts";
 
-interface Waiter {
-  resolve(message: WorkerOutput): void;
-  reject(error: SkeinError): void;
-}
-
 export interface ReadyInfo {
   readonly identity: string;
   readonly dims: number;
@@ -42,30 +37,21 @@ export interface ReadyInfo {
 }
 
 export class EmbedWorkerProcess {
-  readonly #child: ChildProcess;
-  readonly #waiters: Waiter[] = [];
-  #dead: SkeinError | undefined;
+  readonly #pipe: WorkerPipe<WorkerOutput>;
   #nextId = 1;
   #onDeath: ((reason: SkeinError) => void) | undefined;
   ready: ReadyInfo | undefined;
 
   private constructor(child: ChildProcess, frameLimit: number) {
-    this.#child = child;
-    const reader = new JsonFrameReader(frameLimit);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      for (const event of reader.push(chunk)) {
-        if (event.kind === "too_large") {
-          this.kill(`sent a frame of ${event.length} bytes (at most ${frameLimit})`);
-          return;
-        }
-        this.#onFrame(event.payload);
-      }
+    this.#pipe = new WorkerPipe(child, {
+      frameLimit,
+      decoder: workerOutput,
+      failure: (reason) => storeError("embed_worker_failed", `the embedding worker ${reason}`),
+      // A death during start-up is the start's own failure, not the supervisor's news.
+      onDeath: (error) => {
+        if (this.ready !== undefined) this.#onDeath?.(error);
+      },
     });
-    child.stdin!.on("error", () => {});
-    child.on("error", (error) => this.#die(error.message));
-    child.on("exit", (code, signal) =>
-      this.#die(signal === null ? `exited with status ${code}` : `was killed by ${signal}`),
-    );
   }
 
   /** Starts the worker and resolves once it is ready with the expected model. */
@@ -101,11 +87,11 @@ export class EmbedWorkerProcess {
   }
 
   get pid(): number | undefined {
-    return this.#child.pid;
+    return this.#pipe.pid;
   }
 
   get dead(): boolean {
-    return this.#dead !== undefined;
+    return this.#pipe.dead;
   }
 
   /** Called once when the process dies after start-up. */
@@ -141,39 +127,11 @@ export class EmbedWorkerProcess {
 
   /** Kills the process; the returned error (also what every waiter gets) names why. */
   kill(reason: string): SkeinError {
-    this.#die(reason);
-    this.#child.kill("SIGKILL");
-    return this.#dead!;
+    return this.#pipe.kill(reason);
   }
 
   #ask(message: WorkerInput): Promise<WorkerOutput> {
-    if (this.#dead !== undefined) return Promise.reject(this.#dead);
-    const answer = new Promise<WorkerOutput>((resolve, reject) =>
-      this.#waiters.push({ resolve, reject }),
-    );
-    this.#child.stdin!.write(encodeJsonFrame(message));
-    return answer;
-  }
-
-  #onFrame(payload: Buffer): void {
-    let message: WorkerOutput;
-    try {
-      message = decodeOrThrow(workerOutput, JSON.parse(payload.toString("utf8")));
-    } catch (error) {
-      this.kill(`sent a malformed message (${(error as Error).message.slice(0, 200)})`);
-      return;
-    }
-    const waiter = this.#waiters.shift();
-    if (waiter === undefined) this.kill(`sent ${message.type} unasked`);
-    else waiter.resolve(message);
-  }
-
-  #die(reason: string): void {
-    if (this.#dead !== undefined) return;
-    this.#dead = storeError("embed_worker_failed", `the embedding worker ${reason}`);
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#dead);
-    this.#child.stdin?.destroy();
-    if (this.ready !== undefined) this.#onDeath?.(this.#dead);
+    return this.#pipe.post(encodeJsonFrame(message));
   }
 }
 

@@ -11,42 +11,20 @@
  * store's own Node binary (SKEIN_QUERY_NODE), nothing of the store's secrets.
  */
 
-import { type ChildProcess, spawn } from "node:child_process";
-import { decodeOrThrow } from "../../common/decode/index.ts";
+import { spawn } from "node:child_process";
 import type { SkeinError } from "../../common/errors.ts";
 import { storeError } from "../errors.ts";
-import { encodeJsonFrame, JsonFrameReader } from "./frames.ts";
+import { WorkerPipe } from "../worker-pipe.ts";
+import { encodeJsonFrame } from "./frames.ts";
 import { QUERY_WORKER_START_MS } from "./limits.ts";
 import { QUERY_PROTOCOL, type WorkerInput, type WorkerOutput, workerOutput } from "./protocol.ts";
 
-interface Waiter {
-  resolve(message: WorkerOutput): void;
-  reject(error: SkeinError): void;
-}
-
 export class QueryWorkerProcess {
-  readonly #child: ChildProcess;
-  readonly #waiters: Waiter[] = [];
-  #dead: SkeinError | undefined;
+  readonly #pipe: WorkerPipe<WorkerOutput>;
   #nextId = 1;
 
-  private constructor(child: ChildProcess, frameLimit: number) {
-    this.#child = child;
-    const reader = new JsonFrameReader(frameLimit);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      for (const event of reader.push(chunk)) {
-        if (event.kind === "too_large") {
-          this.kill(`sent a frame of ${event.length} bytes (at most ${frameLimit})`);
-          return;
-        }
-        this.#onFrame(event.payload);
-      }
-    });
-    child.stdin!.on("error", () => {});
-    child.on("error", (error) => this.#die(error.message));
-    child.on("exit", (code, signal) =>
-      this.#die(signal === null ? `exited with status ${code}` : `was killed by ${signal}`),
-    );
+  private constructor(pipe: WorkerPipe<WorkerOutput>) {
+    this.#pipe = pipe;
   }
 
   /** Starts `path` and resolves once it has said `ready` with our protocol version. */
@@ -55,13 +33,19 @@ export class QueryWorkerProcess {
       stdio: ["pipe", "pipe", "inherit"],
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SKEIN_QUERY_NODE: process.execPath },
     });
-    const worker = new QueryWorkerProcess(child, frameLimit);
+    const worker = new QueryWorkerProcess(
+      new WorkerPipe(child, {
+        frameLimit,
+        decoder: workerOutput,
+        failure: (reason) => storeError("query_worker_failed", `the query worker ${reason}`),
+      }),
+    );
     const timer = setTimeout(
       () => worker.kill(`did not say ready within ${QUERY_WORKER_START_MS} ms`),
       QUERY_WORKER_START_MS,
     );
     try {
-      const ready = await worker.#next();
+      const ready = await worker.#pipe.next();
       if (ready.type !== "ready") throw worker.kill(`sent ${ready.type} before ready`);
       if (ready.protocol !== QUERY_PROTOCOL) {
         throw worker.kill(`speaks protocol ${ready.protocol}, not ${QUERY_PROTOCOL}`);
@@ -73,11 +57,11 @@ export class QueryWorkerProcess {
   }
 
   get pid(): number | undefined {
-    return this.#child.pid;
+    return this.#pipe.pid;
   }
 
   get dead(): boolean {
-    return this.#dead !== undefined;
+    return this.#pipe.dead;
   }
 
   /** A fresh message id. */
@@ -89,10 +73,7 @@ export class QueryWorkerProcess {
 
   /** Sends one framed message and resolves with the worker's answer to it. */
   post(frame: Buffer): Promise<WorkerOutput> {
-    if (this.#dead !== undefined) return Promise.reject(this.#dead);
-    const answer = this.#next();
-    this.#child.stdin!.write(frame);
-    return answer;
+    return this.#pipe.post(frame);
   }
 
   send(message: WorkerInput): Promise<WorkerOutput> {
@@ -101,33 +82,6 @@ export class QueryWorkerProcess {
 
   /** Kills the process; the returned error (also what every waiter gets) names why. */
   kill(reason: string): SkeinError {
-    this.#die(reason);
-    this.#child.kill("SIGKILL");
-    return this.#dead!;
-  }
-
-  #next(): Promise<WorkerOutput> {
-    if (this.#dead !== undefined) return Promise.reject(this.#dead);
-    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
-  }
-
-  #onFrame(payload: Buffer): void {
-    let message: WorkerOutput;
-    try {
-      message = decodeOrThrow(workerOutput, JSON.parse(payload.toString("utf8")));
-    } catch (error) {
-      this.kill(`sent a malformed message (${(error as Error).message.slice(0, 200)})`);
-      return;
-    }
-    const waiter = this.#waiters.shift();
-    if (waiter === undefined) this.kill(`sent ${message.type} unasked`);
-    else waiter.resolve(message);
-  }
-
-  #die(reason: string): void {
-    if (this.#dead !== undefined) return;
-    this.#dead = storeError("query_worker_failed", `the query worker ${reason}`);
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#dead);
-    this.#child.stdin?.destroy();
+    return this.#pipe.kill(reason);
   }
 }
