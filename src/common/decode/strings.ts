@@ -33,12 +33,7 @@ export interface StringOptions {
 }
 
 const CONTROL = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
-export const NO_CONTROL_REASON = "must not contain control characters or bidirectional controls";
-
-/** Whether `s` holds a character that `noControl` refuses. */
-export function hasControlCharacters(s: string): boolean {
-  return CONTROL.test(s);
-}
+const NO_CONTROL_REASON = "must not contain control characters or bidirectional controls";
 
 export function string(options: StringOptions = {}): Decoder<string> {
   const expected = options.expected ?? "string";

@@ -19,9 +19,7 @@ import {
   type Decoded,
   DecodeError,
   type Decoder,
-  hasControlCharacters,
   integer,
-  NO_CONTROL_REASON,
   object,
   refine,
   refuse,
@@ -95,13 +93,7 @@ export const helloDecoder = object(
   {
     name,
     kind: string({ minBytes: 1, maxBytes: MAX_KIND_BYTES, noControl: true }),
-    namespace: refine(
-      namespaceName(),
-      (ns) => (hasControlCharacters(ns) ? NO_CONTROL_REASON : undefined),
-      {
-        kind: "shape",
-      },
-    ),
+    namespace: namespaceName(),
     task_queue: name,
     concurrency: u32({ min: 1, max: MAX_CONCURRENCY }),
     deployment: label(MAX_DEPLOYMENT_BYTES),
