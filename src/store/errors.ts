@@ -58,6 +58,12 @@ export const STORE_REFUSALS = {
   branch_exists: "a branch by that name already exists in the collection",
   branch_protected: "the main branch cannot be deleted",
   version_not_found: "the version is not retained on that branch",
+  ref_not_found: "the ref names no branch, tag or retained version of the collection",
+  tag_exists: "a tag by that name already exists in the collection",
+  merge_conflict:
+    "both sides changed keys differently and the strategy is fail; nothing was committed",
+  merge_base_released:
+    "the common ancestor of the two versions is no longer retained (released by retention)",
   // Store files.
   store_exists: "the data directory already holds a store",
   store_missing: "the data directory holds no store",

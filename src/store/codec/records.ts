@@ -28,6 +28,25 @@ export interface VersionRecord {
   readonly author: string;
   /** Tree root per shard (null: the shard is empty). */
   readonly roots: readonly (string | null)[];
+  /** The commit message, when the committing verb gave one. */
+  readonly message?: string;
+  /** A merge commit's parents: the branch's previous head, then the merged version. */
+  readonly parents?: readonly number[];
+}
+
+/**
+ * A tag: a name for one version of a collection. It holds its own copy of the version
+ * record, so the version stays readable (and its nodes kept) until the tag is deleted,
+ * whatever the retention policy releases meanwhile.
+ */
+export interface TagRecord {
+  readonly name: string;
+  /** The branch the version was taken from (what a read through the tag is decided on). */
+  readonly branch: string;
+  readonly createdAt: number;
+  readonly author: string;
+  readonly message?: string;
+  readonly version: VersionRecord;
 }
 
 export interface BranchRecord {
@@ -36,6 +55,12 @@ export interface BranchRecord {
   readonly head: VersionRecord;
   /** Previous heads, newest first, at most `kept_versions`; older ones are history rows. */
   readonly kept: readonly VersionRecord[];
+  /**
+   * The version the branch was created from (absent for `main` and for branches created
+   * before merges existed): kept while the branch lives, so the first merge of the branch
+   * finds its common ancestor whatever retention released.
+   */
+  readonly base?: VersionRecord;
 }
 
 /** Key of the store-wide version counter in the `counters` table. */

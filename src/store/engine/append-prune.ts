@@ -10,7 +10,7 @@ import { encodeValue } from "../codec/json-value.ts";
 import { storeError } from "../errors.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { scan } from "../tree/cursor.ts";
-import { type Committed, commit, type Durability, type Receipt } from "./commit.ts";
+import { type Committed, commit, type Durability, type Receipt, type Signed } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import type { Where } from "./documents.ts";
 import { resolveVersion } from "./versions.ts";
@@ -38,7 +38,7 @@ export function appendPrune(
   key: string,
   records: readonly unknown[],
   keep: number,
-  author: string,
+  author: string | Signed,
   durability: Durability,
 ): Committed<AppendPruneResult> {
   const { settings } = ctx;

@@ -1,7 +1,9 @@
 /**
  * Branches of a collection. Creating a branch copies one version record (shard roots and
- * receipt) from a source branch's head or any retained version: O(1) whatever the branch
- * size, since the trees are shared. Deleting drops the record and its history rows.
+ * receipt) from any ref (a branch head, a retained version, a tag): O(1) whatever the
+ * branch size, since the trees are shared. The record also keeps that version as the
+ * branch's fork point (`base`), the common ancestor of its first merge. Deleting drops the
+ * record and its history rows.
  */
 
 import type { VersionRecord } from "../codec/records.ts";
@@ -9,6 +11,7 @@ import { storeError } from "../errors.ts";
 import { type Receipt, receiptOf } from "./commit.ts";
 import { branchId, type StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
+import { type Ref, resolveRef } from "./refs.ts";
 import { resolveVersion } from "./versions.ts";
 
 export interface BranchInfo {
@@ -21,16 +24,22 @@ export function createBranch(
   ctx: StoreContext,
   collection: string,
   name: string,
-  from: { branch: string; version: number | undefined },
+  from: { branch: string; version: Ref | undefined },
 ): BranchInfo {
-  const source: VersionRecord = resolveVersion(ctx, collection, from.branch, from.version);
+  const source: VersionRecord = resolveRef(ctx, collection, from.branch, from.version).version;
   const { db } = ctx;
   if (db.branches.get([collection, name]) !== undefined) {
     throw storeError("branch_exists", `branch ${JSON.stringify(name)} already exists`);
   }
   const createdAt = Date.now();
   db.commit(() => {
-    db.branches.putSync([collection, name], { name, createdAt, head: source, kept: [] });
+    db.branches.putSync([collection, name], {
+      name,
+      createdAt,
+      head: source,
+      kept: [],
+      base: source,
+    });
   });
   return { name, head: receiptOf(source), created_at: new Date(createdAt).toISOString() };
 }

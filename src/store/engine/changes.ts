@@ -1,5 +1,6 @@
 /**
- * changes.list: the changes between two retained versions of a collection, by structural
+ * changes.list: the changes between two versions of a collection (any two refs, on one
+ * branch or across branches: `from: "main", to: "agent-7"`), by structural
  * diff of each shard's trees, in (shard, key) order. Bounds, each a refusal or a page end:
  * a request above changes_max_page is `page_limit`; one shard diff loading more than
  * changes_node_budget nodes in a call is `changes_node_budget`; a page ends after `limit`
@@ -11,7 +12,7 @@ import { storeError } from "../errors.ts";
 import { NodeBudgetExceeded, TreeDiff } from "../tree/diff.ts";
 import type { StoreContext } from "./context.ts";
 import { checkPage } from "./paging.ts";
-import { resolveVersion } from "./versions.ts";
+import { type Ref, resolveRef } from "./refs.ts";
 
 export interface ChangeRow {
   readonly key: string;
@@ -25,9 +26,10 @@ export interface ChangesRequest {
   readonly branch: string;
   /** The older side's branch (default: `branch`). */
   readonly fromBranch: string | undefined;
-  readonly from: number;
-  /** Default: the branch head. */
-  readonly to: number | undefined;
+  /** A ref; a number is a version of `fromBranch`. */
+  readonly from: Ref;
+  /** A ref (default: the branch head); a number is a version of `branch`. */
+  readonly to: Ref | undefined;
   readonly limit: number;
   readonly cursor: string | undefined;
 }
@@ -45,13 +47,13 @@ export function listChanges(
 ): { changes: ChangeRow[]; from: number; to: number; cursor: string | null; nodes_loaded: number } {
   const { settings } = ctx;
   checkPage(request.limit, settings.changesMaxPage, "changes_max_page");
-  const from = resolveVersion(
+  const from = resolveRef(
     ctx,
     request.collection,
     request.fromBranch ?? request.branch,
     request.from,
-  );
-  const to = resolveVersion(ctx, request.collection, request.branch, request.to);
+  ).version;
+  const to = resolveRef(ctx, request.collection, request.branch, request.to).version;
   let shard = 0;
   let after: string | null = null;
   if (request.cursor !== undefined) {

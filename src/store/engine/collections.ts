@@ -6,7 +6,7 @@
 import type { VersionRecord } from "../codec/records.ts";
 import { VERSION_KEY } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
-import { type Receipt, receiptOf } from "./commit.ts";
+import { type Receipt, receiptOf, type Signed, signed } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
 
@@ -18,8 +18,9 @@ export interface CollectionInfo {
 export function createCollection(
   ctx: StoreContext,
   name: string,
-  author: string,
+  by: string | Signed,
 ): { collection: string; receipt: Receipt } {
+  const { author, message } = signed(by);
   const { db } = ctx;
   if (db.collections.get(name) !== undefined) {
     throw storeError("collection_exists", `collection ${JSON.stringify(name)} already exists`);
@@ -29,10 +30,12 @@ export function createCollection(
     time: Date.now(),
     author,
     roots: new Array<null>(ctx.shards).fill(null),
+    ...(message === undefined ? {} : { message }),
   };
   db.commit(() => {
     db.collections.putSync(name, { name, createdAt: new Date(head.time).toISOString() });
     db.branches.putSync([name, "main"], { name: "main", createdAt: head.time, head, kept: [] });
+    db.graph.putSync([name, head.version], []);
     db.counters.putSync(VERSION_KEY, head.version + 1);
   });
   ctx.nextVersion = head.version + 1;
@@ -64,6 +67,12 @@ export function deleteCollection(ctx: StoreContext, name: string): void {
     }
     for (const key of db.history.getKeys({ start: [name], end: [name, "\uffff"] })) {
       db.history.removeSync(key);
+    }
+    for (const key of db.tags.getKeys({ start: [name], end: [name, "\uffff"] })) {
+      db.tags.removeSync(key);
+    }
+    for (const key of db.graph.getKeys({ start: [name], end: [name, Number.MAX_SAFE_INTEGER] })) {
+      db.graph.removeSync(key);
     }
     db.collections.removeSync(name);
     ctx.branchRecords.clear();

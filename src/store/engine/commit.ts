@@ -13,7 +13,7 @@
  */
 
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
-import type { CommitWrites } from "../lmdb/database.ts";
+import type { BranchKey, CommitWrites } from "../lmdb/database.ts";
 import { type Edit, TreeEditor } from "../tree/chunker.ts";
 import type { TreeNode } from "../tree/node.ts";
 import { branchId, type StoreContext } from "./context.ts";
@@ -24,9 +24,31 @@ export interface Receipt {
   /** ISO 8601 time of the commit. */
   readonly time: string;
   readonly author: string;
+  /** The commit message, when one was given. */
+  readonly message?: string;
+  /** A merge commit's two parents: the branch's previous head, then the merged version. */
+  readonly parents?: readonly number[];
+}
+
+/** Who commits and why: an author, or an author and a message. */
+export interface Signed {
+  readonly author: string;
+  readonly message?: string | undefined;
+}
+
+export function signed(by: string | Signed): Signed {
+  return typeof by === "string" ? { author: by } : by;
 }
 
 export type Durability = "now" | "pipelined";
+
+/** What a merge commit adds to an ordinary one. */
+export interface CommitExtra {
+  /** The merged version: the commit's second parent. */
+  readonly merged?: number;
+  /** Other branch records written in the same transaction (a merged branch's fork point). */
+  readonly also?: readonly (readonly [BranchKey, BranchRecord])[];
+}
 
 /** A committed value, and when it is durable (already, for `now`). */
 export interface Committed<T> {
@@ -41,6 +63,8 @@ export function receiptOf(version: VersionRecord): Receipt {
     version: version.version,
     time: new Date(version.time).toISOString(),
     author: version.author,
+    ...(version.message === undefined ? {} : { message: version.message }),
+    ...(version.parents === undefined ? {} : { parents: version.parents }),
   };
 }
 
@@ -72,11 +96,14 @@ export function commit(
   collection: string,
   branch: string,
   edits: Map<number, Edit[]>,
-  author: string,
+  by: string | Signed,
   durability: Durability,
+  extra: CommitExtra = {},
 ): Committed<Receipt> {
+  const { merged } = extra;
   // A synchronous commit must not build on, or be written before, commits in flight.
   if (durability === "now") ctx.pipeline.assertIdle();
+  const { author, message } = signed(by);
   const record = loadBranch(ctx, collection, branch);
   const editors: TreeEditor[] = [];
   const roots = record.head.roots.map((root, shard) => {
@@ -90,7 +117,15 @@ export function commit(
   for (const sweep of ctx.sweeps) {
     for (const editor of editors) for (const hash of editor.written.keys()) sweep.protect(hash);
   }
-  const head: VersionRecord = { version: ctx.nextVersion, time: Date.now(), author, roots };
+  const parents = merged === undefined ? [record.head.version] : [record.head.version, merged];
+  const head: VersionRecord = {
+    version: ctx.nextVersion,
+    time: Date.now(),
+    author,
+    roots,
+    ...(message === undefined ? {} : { message }),
+    ...(merged === undefined ? {} : { parents }),
+  };
   const window = [record.head, ...record.kept];
   const leaving = window.splice(ctx.settings.keptVersions);
   const next: BranchRecord = { ...record, head, kept: window };
@@ -105,11 +140,14 @@ export function commit(
     branch: [[collection, branch], next],
     history: leaving.map((old) => [[collection, branch, old.version], old] as const),
     nextVersion: head.version + 1,
+    graph: [[collection, head.version], parents],
+    ...(extra.also === undefined ? {} : { also: extra.also }),
   };
   let durable = DURABLE;
   if (durability === "now") ctx.pipeline.writeNow(writes, nodes);
   else durable = ctx.pipeline.add(writes, nodes);
   ctx.branchRecords.set(branchId(collection, branch), next);
+  for (const [[c, b], record] of extra.also ?? []) ctx.branchRecords.set(branchId(c, b), record);
   ctx.nextVersion = head.version + 1;
   ctx.advancesSinceRelease++;
   return { value: receiptOf(head), durable };

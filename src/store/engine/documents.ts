@@ -7,10 +7,17 @@
 import { decodeValue, encodeValue } from "../codec/json-value.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { getItem, scan } from "../tree/cursor.ts";
-import { byShard, type Committed, commit, type Durability, type Receipt } from "./commit.ts";
+import {
+  byShard,
+  type Committed,
+  commit,
+  type Durability,
+  type Receipt,
+  type Signed,
+} from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
-import { resolveVersion } from "./versions.ts";
+import { type Ref, resolveRef } from "./refs.ts";
 
 export interface DocumentRecord {
   readonly key: string;
@@ -20,7 +27,8 @@ export interface DocumentRecord {
 export interface Where {
   readonly collection: string;
   readonly branch: string;
-  readonly version?: number | undefined;
+  /** A version number (of `branch`), a branch name, `branch@version` or a tag. */
+  readonly version?: Ref | undefined;
 }
 
 export function getDocument(
@@ -28,7 +36,7 @@ export function getDocument(
   where: Where,
   key: string,
 ): { found: boolean; value?: unknown; version: number } {
-  const version = resolveVersion(ctx, where.collection, where.branch, where.version);
+  const { version } = resolveRef(ctx, where.collection, where.branch, where.version);
   const shard = ctx.shardOf(key);
   const text = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
   if (text === undefined) return { found: false, version: version.version };
@@ -39,7 +47,7 @@ export function putDocuments(
   ctx: StoreContext,
   where: Where,
   records: readonly DocumentRecord[],
-  author: string,
+  author: string | Signed,
   durability: Durability,
 ): Committed<Receipt> {
   const edits: Edit[] = records.map((r) => [r.key, encodeValue(r.value)]);
@@ -50,7 +58,7 @@ export function deleteDocuments(
   ctx: StoreContext,
   where: Where,
   keys: readonly string[],
-  author: string,
+  author: string | Signed,
   durability: Durability,
 ): Committed<Receipt> {
   const edits: Edit[] = keys.map((key) => [key, undefined]);
@@ -63,7 +71,7 @@ export function listDocuments(
   where: Where,
   options: { after: string | undefined; prefix: string | undefined; limit: number },
 ): Page<DocumentRecord> & { version: number } {
-  const version = resolveVersion(ctx, where.collection, where.branch, where.version);
+  const { version } = resolveRef(ctx, where.collection, where.branch, where.version);
   const prefix = options.prefix ?? "";
   // With a prefix, start at the prefix itself unless the cursor is already past it.
   const fromPrefix = prefix !== "" && (options.after === undefined || options.after < prefix);

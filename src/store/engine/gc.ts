@@ -1,6 +1,7 @@
 /**
  * Freeing tree nodes no retained version reaches: mark every node reachable from every
- * branch record (head and previous heads) and every history row, then delete the rest.
+ * branch record (head, previous heads and fork point), every history row and every tag,
+ * then delete the rest.
  * Leaves are marked from their parents without being read; only internal nodes are
  * loaded, and a subtree already marked is not walked again.
  *
@@ -47,8 +48,11 @@ export class NodeSweep {
     this.#before = db.nodeBytes().bytes;
     for (const { value } of db.branches.getRange()) {
       for (const version of [value.head, ...value.kept]) this.#addRoots(version.roots);
+      // A branch's fork point: its first merge's common ancestor.
+      if (value.base !== undefined) this.#addRoots(value.base.roots);
     }
     for (const { value } of db.history.getRange()) this.#addRoots(value.roots);
+    for (const { value } of db.tags.getRange()) this.#addRoots(value.version.roots);
     for (const pin of ctx.pinnedRoots) this.#addRoots(pin.roots);
     ctx.sweeps.add(this);
   }

@@ -10,7 +10,7 @@
 import { scan } from "../tree/cursor.ts";
 import type { StoreContext } from "./context.ts";
 import type { Where } from "./documents.ts";
-import { resolveVersion } from "./versions.ts";
+import { resolveRef } from "./refs.ts";
 
 /** A record as stored: its key and its value's JSON text. */
 export type RecordText = readonly [key: string, json: string];
@@ -34,7 +34,7 @@ export class RecordScan {
     where: Where,
     options: { after: string | undefined; prefix: string | undefined },
   ) {
-    const version = resolveVersion(ctx, where.collection, where.branch, where.version);
+    const { version } = resolveRef(ctx, where.collection, where.branch, where.version);
     this.version = version.version;
     this.#ctx = ctx;
     this.#pin = { roots: version.roots };

@@ -29,7 +29,7 @@ import {
   deleteCollection,
   listCollections,
 } from "./collections.ts";
-import type { Committed, Receipt } from "./commit.ts";
+import { type Committed, type Receipt, type Signed, signed } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import {
   type DocumentRecord,
@@ -41,9 +41,12 @@ import {
 } from "./documents.ts";
 import { NodeSweep, type SweepResult, sweepNodes } from "./gc.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
+import { type MergeOptions, type MergeResult, mergeBranch, revertVersion } from "./merge.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { RecordScan } from "./record-scan.ts";
+import { type Ref, type Resolved, resolveRef } from "./refs.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
+import { createTag, deleteTag, listTags, type TagInfo } from "./tags.ts";
 
 /** Work in one step of a stepped sweep: nodes loaded while marking, keys examined after. */
 export const SWEEP_STEP_WORK = 256;
@@ -116,7 +119,10 @@ export class Store {
     return listCollections(this.ctx, after, this.#page(limit));
   }
 
-  createCollection(name: string, author = "local"): { collection: string; receipt: Receipt } {
+  createCollection(
+    name: string,
+    author: string | Signed = "local",
+  ): { collection: string; receipt: Receipt } {
     this.#requireIdle();
     return createCollection(this.ctx, name, author);
   }
@@ -142,7 +148,7 @@ export class Store {
   createBranch(
     collection: string,
     name: string,
-    from: { branch: string; version?: number | undefined } = { branch: "main" },
+    from: { branch: string; version?: Ref | undefined } = { branch: "main" },
   ): BranchInfo {
     this.#requireIdle();
     return createBranch(this.ctx, collection, name, { branch: from.branch, version: from.version });
@@ -161,12 +167,88 @@ export class Store {
     return this.sweepInSteps();
   }
 
+  /**
+   * The branch a tag was taken from, when `name` is a tag and no branch (what an access
+   * decision on a read through the tag is made on). Tags are written synchronously, so
+   * this reads durable state even while commits are in flight.
+   */
+  tagBranch(collection: string, name: string): string | null {
+    const { db } = this.ctx;
+    if (db.branches.get([collection, name]) !== undefined) return null;
+    return db.tags.get([collection, name])?.branch ?? null;
+  }
+
+  /** The version a ref names (refs.ts). */
+  resolve(collection: string, branch: string, ref: Ref | undefined): Resolved {
+    this.#requireIdle();
+    return resolveRef(this.ctx, collection, branch, ref);
+  }
+
+  /** Merges the version `from` names into the branch `into` (merge.ts). */
+  merge(
+    collection: string,
+    from: Ref,
+    into: string,
+    options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed } = {},
+  ): MergeResult {
+    this.#requireIdle();
+    const result = mergeBranch(this.ctx, collection, from, into, mergeOptions(options));
+    if (result.committed) this.#advanced({ value: null, durable: Promise.resolve() });
+    return result;
+  }
+
+  /** Commits the inverse of one version's changes on `branch` (merge.ts). */
+  revert(
+    collection: string,
+    branch: string,
+    version: Ref,
+    options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed } = {},
+  ): MergeResult {
+    this.#requireIdle();
+    const result = revertVersion(this.ctx, collection, branch, version, mergeOptions(options));
+    if (result.committed) this.#advanced({ value: null, durable: Promise.resolve() });
+    return result;
+  }
+
+  createTag(
+    collection: string,
+    name: string,
+    at: { branch?: string | undefined; version?: Ref | undefined } = {},
+    by: string | Signed = "local",
+  ): TagInfo {
+    this.#requireIdle();
+    const where = { branch: at.branch ?? "main", version: at.version };
+    return createTag(this.ctx, collection, name, where, signed(by));
+  }
+
+  listTags(collection: string, after?: string, limit?: number): Page<TagInfo> {
+    this.#requireIdle();
+    return listTags(this.ctx, collection, after, this.#page(limit));
+  }
+
+  deleteTag(collection: string, name: string): SweepResult {
+    this.#requireIdle();
+    deleteTag(this.ctx, collection, name);
+    return sweepNodes(this.ctx);
+  }
+
+  /** `deleteTag` with a stepped sweep: the deletion is done when this returns. */
+  deleteTagInSteps(collection: string, name: string): Promise<SweepResult> {
+    this.#requireIdle();
+    deleteTag(this.ctx, collection, name);
+    return this.sweepInSteps();
+  }
+
   get(where: Where, key: string): { found: boolean; value?: unknown; version: number } {
     this.#requireIdle();
     return getDocument(this.ctx, where, key);
   }
 
-  put(where: Where, records: readonly DocumentRecord[], author = "local"): Receipt {
+  put(
+    where: Where,
+    records: readonly DocumentRecord[],
+    author: string | Signed = "local",
+  ): Receipt {
     return this.#advanced(putDocuments(this.ctx, where, records, author, "now")).value;
   }
 
@@ -174,17 +256,21 @@ export class Store {
   putPipelined(
     where: Where,
     records: readonly DocumentRecord[],
-    author = "local",
+    author: string | Signed = "local",
   ): Promise<Receipt> {
     return this.#whenDurable(putDocuments(this.ctx, where, records, author, "pipelined"));
   }
 
-  delete(where: Where, keys: readonly string[], author = "local"): Receipt {
+  delete(where: Where, keys: readonly string[], author: string | Signed = "local"): Receipt {
     return this.#advanced(deleteDocuments(this.ctx, where, keys, author, "now")).value;
   }
 
   /** `delete` through the commit pipeline: resolves with the receipt once it is durable. */
-  deletePipelined(where: Where, keys: readonly string[], author = "local"): Promise<Receipt> {
+  deletePipelined(
+    where: Where,
+    keys: readonly string[],
+    author: string | Signed = "local",
+  ): Promise<Receipt> {
     return this.#whenDurable(deleteDocuments(this.ctx, where, keys, author, "pipelined"));
   }
 
@@ -221,7 +307,7 @@ export class Store {
     key: string,
     records: readonly unknown[],
     keep: number,
-    author = "local",
+    author: string | Signed = "local",
   ): AppendPruneResult {
     return this.#advanced(appendPrune(this.ctx, where, key, records, keep, author, "now")).value;
   }
@@ -232,7 +318,7 @@ export class Store {
     key: string,
     records: readonly unknown[],
     keep: number,
-    author = "local",
+    author: string | Signed = "local",
   ): Promise<AppendPruneResult> {
     return this.#whenDurable(appendPrune(this.ctx, where, key, records, keep, author, "pipelined"));
   }
@@ -346,4 +432,14 @@ export class Store {
     this.#closed = true;
     await this.ctx.db.close();
   }
+}
+
+function mergeOptions(
+  options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed },
+): MergeOptions {
+  return {
+    strategy: options.strategy ?? "fail",
+    dryRun: options.dryRun ?? false,
+    by: signed(options.by ?? "local"),
+  };
 }

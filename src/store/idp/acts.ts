@@ -59,6 +59,11 @@ export interface ActArgs {
   readonly collection?: string;
   readonly branch?: string;
   readonly from_branch?: string;
+  /** Refs (engine/refs.ts); a tag ref is rewritten to `branch@version` before the decision. */
+  readonly version?: number | string;
+  readonly from?: number | string;
+  readonly to?: number | string;
+  readonly into?: string;
   readonly key?: string;
   readonly keys?: readonly string[];
   readonly records?: readonly { key: string }[];
@@ -80,6 +85,16 @@ const coll = (d: string, a: ActArgs) => collectionResource(d, a.collection!);
 const branch = (d: string, a: ActArgs) => branchResource(d, a.collection!, a.branch ?? "main");
 const record = (d: string, a: ActArgs, key: string) =>
   recordResource(d, a.collection!, a.branch ?? "main", key);
+/** The branch a ref reads (a version number reads `fallback`). */
+const refBranch = (ref: number | string | undefined, fallback: string): string => {
+  if (ref === undefined || typeof ref === "number") return fallback;
+  const at = ref.lastIndexOf("@");
+  return at >= 0 ? ref.slice(0, at) : ref;
+};
+/** The branch a read verb's `version` ref reads. */
+const readBranch = (a: ActArgs) => refBranch(a.version, a.branch ?? "main");
+const readRecord = (d: string, a: ActArgs, key: string) =>
+  recordResource(d, a.collection!, readBranch(a), key);
 
 export const ACTS: Readonly<Record<string, Act>> = {
   "collections.list": {
@@ -96,7 +111,26 @@ export const ACTS: Readonly<Record<string, Act>> = {
   },
   "branches.create": { kind: "one", resource: coll },
   "branches.delete": { kind: "one", resource: branch },
-  "document.get": { kind: "one", resource: (d, a) => record(d, a, a.key!) },
+  "branches.merge": {
+    kind: "each",
+    // Writes `into`; reads the branch `from` names.
+    resources: (d, a) => [
+      branchResource(d, a.collection!, a.into!),
+      branchResource(d, a.collection!, refBranch(a.from, a.into!)),
+    ],
+  },
+  "branches.revert": { kind: "one", resource: branch },
+  "tags.create": {
+    kind: "one",
+    resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),
+  },
+  "tags.list": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, a, row) => [branchResource(d, a.collection!, String(row.branch))],
+  },
+  "tags.delete": { kind: "one", resource: coll },
+  "document.get": { kind: "one", resource: (d, a) => readRecord(d, a, a.key!) },
   "document.put": {
     kind: "each",
     resources: (d, a) => (a.records?.map((r) => r.key) ?? [a.key!]).map((k) => record(d, a, k)),
@@ -109,7 +143,7 @@ export const ACTS: Readonly<Record<string, Act>> = {
   "document.list": {
     kind: "rows",
     field: "rows",
-    resources: (d, a, row) => [record(d, a, String(row.key))],
+    resources: (d, a, row) => [readRecord(d, a, String(row.key))],
   },
   "history.list": { kind: "one", resource: branch },
   "history.release": { kind: "one", resource: db },
@@ -119,21 +153,43 @@ export const ACTS: Readonly<Record<string, Act>> = {
     // A row shows both sides: when they come from two branches, both must be readable.
     resources: (d, a, row) => {
       const key = String(row.key);
-      const to = record(d, a, key);
-      const from = a.from_branch ?? a.branch ?? "main";
-      return from === (a.branch ?? "main")
-        ? [to]
-        : [to, recordResource(d, a.collection!, from, key)];
+      const toBranch = refBranch(a.to, a.branch ?? "main");
+      const from = refBranch(a.from, a.from_branch ?? a.branch ?? "main");
+      const to = recordResource(d, a.collection!, toBranch, key);
+      return from === toBranch ? [to] : [to, recordResource(d, a.collection!, from, key)];
     },
   },
   "store.stats": { kind: "one", resource: db },
   // A query's outputs are derived from many records and cannot be filtered row by row, so
   // it needs read on the whole branch.
-  "query.run": { kind: "one", resource: branch },
+  "query.run": { kind: "one", resource: (d, a) => branchResource(d, a.collection!, readBranch(a)) },
   // Texts given in the request are not records: embedding them is an act on the database.
   "embed.texts": { kind: "one", resource: db },
   // Binding a field changes the collection; its status and vectors are read on it.
   "embed.enable": { kind: "one", resource: coll },
   "embed.status": { kind: "one", resource: coll },
-  "embed.vectors": { kind: "one", resource: branch },
+  "embed.vectors": {
+    kind: "one",
+    resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),
+  },
 };
+
+/**
+ * The args with each ref that names a tag (and no branch) rewritten as the tag's source
+ * branch, so a read through a tag is decided on the branch it was taken from.
+ * `tagBranch` answers from the store's tags (null: no such tag, or a branch by that name).
+ */
+export function tagRefsAsBranches(
+  args: ActArgs,
+  tagBranch: (collection: string, name: string) => string | null,
+): ActArgs {
+  if (args.collection === undefined) return args;
+  let out = args;
+  for (const field of ["version", "from", "to"] as const) {
+    const ref = args[field];
+    if (typeof ref !== "string" || ref.includes("@")) continue;
+    const branch = tagBranch(args.collection, ref);
+    if (branch !== null) out = { ...out, [field]: branch };
+  }
+  return out;
+}

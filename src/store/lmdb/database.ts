@@ -1,8 +1,9 @@
 /**
- * The only code that touches LMDB. One environment under `data_dir` holds seven tables:
+ * The only code that touches LMDB. One environment under `data_dir` holds nine tables:
  * `nodes` (address → encoded tree node), `meta`, `counters` (the version counter), `collections` (name → record),
  * `branches` ([collection, branch] → branch record), `history` ([collection, branch,
- * version] → version record, the heads that left a branch record's window) and `pipeline`
+ * version] → version record, the heads that left a branch record's window), `tags`
+ * ([collection, tag] → tag record), `graph` ([collection, version] → parents) and `pipeline`
  * (one versioned entry, the chain of pipelined commits). Writes go through `commit`, one
  * synchronous LMDB transaction (fsynced before it returns), or, for branch commits,
  * `writeCommits` (the same) and `writeCommitsAfter` (applied on lmdb-js's write thread; its
@@ -17,6 +18,7 @@ import {
   type BranchRecord,
   type CollectionRecord,
   type MetaRecord,
+  type TagRecord,
   VERSION_KEY,
   type VersionRecord,
 } from "../codec/records.ts";
@@ -25,6 +27,8 @@ import type { NodeStore } from "../tree/node-store.ts";
 
 export type BranchKey = [collection: string, branch: string];
 export type HistoryKey = [collection: string, branch: string, version: number];
+export type TagKey = [collection: string, tag: string];
+export type GraphKey = [collection: string, version: number];
 
 /** What one branch commit writes. */
 export interface CommitWrites {
@@ -35,6 +39,10 @@ export interface CommitWrites {
   readonly history: readonly (readonly [key: HistoryKey, record: VersionRecord])[];
   /** The version counter after this commit. */
   readonly nextVersion: number;
+  /** The new version's parents in the collection's version graph. */
+  readonly graph: readonly [key: GraphKey, parents: readonly number[]];
+  /** Other branch records written with it (a merge moves the merged branch's fork point). */
+  readonly also?: readonly (readonly [key: BranchKey, record: BranchRecord])[];
 }
 
 /** Where commits become durable; fault injection and metrics wrap this interface. */
@@ -66,13 +74,21 @@ export class StoreDatabase implements NodeStore, CommitWriter {
   readonly collections: Database<CollectionRecord, string>;
   readonly branches: Database<BranchRecord, BranchKey>;
   readonly history: Database<VersionRecord, HistoryKey>;
+  /** Named versions of a collection; each holds its own version record. */
+  readonly tags: Database<TagRecord, TagKey>;
+  /**
+   * The version graph: each version's parents (none for a collection's first version, two
+   * for a merge). Rows are a few bytes and are never released, so common ancestors can be
+   * found after retention released the versions themselves.
+   */
+  readonly graph: Database<readonly number[], GraphKey>;
   /** The mark of the last pipelined write, as the entry's LMDB version. */
   readonly pipeline: Database<number, string>;
 
   constructor(dir: string) {
     this.root = open({
       path: dir,
-      maxDbs: 8,
+      maxDbs: 12,
       // Every commit is fsynced before it is acknowledged.
       noSync: false,
       overlappingSync: false,
@@ -92,6 +108,8 @@ export class StoreDatabase implements NodeStore, CommitWriter {
     this.branches = this.root.openDB<BranchRecord, BranchKey>({ name: "branches" });
     this.history = this.root.openDB<VersionRecord, HistoryKey>({ name: "history" });
     this.pipeline = this.root.openDB<number, string>({ name: "pipeline", useVersions: true });
+    this.tags = this.root.openDB<TagRecord, TagKey>({ name: "tags" });
+    this.graph = this.root.openDB<readonly number[], GraphKey>({ name: "graph" });
   }
 
   get(hash: string): Uint8Array | undefined {
@@ -121,6 +139,8 @@ export class StoreDatabase implements NodeStore, CommitWriter {
         for (const [hash, bytes] of commit.nodes) this.putNode(hash, bytes);
         this.branches.putSync(commit.branch[0], commit.branch[1]);
         for (const [key, row] of commit.history) this.history.putSync(key, row);
+        this.graph.putSync(commit.graph[0], commit.graph[1]);
+        for (const [key, record] of commit.also ?? []) this.branches.putSync(key, record);
         this.counters.putSync(VERSION_KEY, commit.nextVersion);
       }
     });
@@ -150,6 +170,8 @@ export class StoreDatabase implements NodeStore, CommitWriter {
         for (const [hash, bytes] of commit.nodes) void this.nodes.put(hash, asBuffer(bytes));
         void this.branches.put(commit.branch[0], commit.branch[1]);
         for (const [key, row] of commit.history) void this.history.put(key, row);
+        void this.graph.put(commit.graph[0], commit.graph[1]);
+        for (const [key, record] of commit.also ?? []) void this.branches.put(key, record);
         void this.counters.put(VERSION_KEY, commit.nextVersion);
       }
       void this.pipeline.put(PIPELINE_KEY, mark, mark);

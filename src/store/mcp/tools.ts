@@ -28,6 +28,44 @@ const collection = { ...NAME, description: "The collection's name." };
 const branch = { ...NAME, description: "The branch (default main)." };
 const key = { type: "string", minLength: 1, maxLength: 1024, description: "The document key." };
 const version = { type: "integer", minimum: 0, description: "A store version number." };
+const ref = {
+  type: ["integer", "string"],
+  minimum: 0,
+  description:
+    "A ref: a version number (of the branch), a branch name (its head), BRANCH@VERSION or a tag.",
+};
+const message = {
+  type: "string",
+  minLength: 1,
+  maxLength: 4096,
+  description: "Commit message, kept in the receipt and the history.",
+};
+const strategy = {
+  type: "string",
+  enum: ["fail", "ours", "theirs"],
+  description:
+    "What a conflict becomes: fail (default: nothing is committed), ours (keep the branch's " +
+    "side) or theirs (take the other side).",
+};
+const dryRun = {
+  type: "boolean",
+  description: "Compute the result and conflicts; commit nothing.",
+};
+const mergeResult = {
+  type: "object",
+  properties: {
+    outcome: { type: "string" },
+    committed: { type: "boolean" },
+    receipt: {},
+    base: {},
+    ours: { type: "integer" },
+    theirs: { type: "integer" },
+    applied: { type: "integer" },
+    conflicts: { type: "array", items: { type: "object" } },
+    conflict_count: { type: "integer" },
+  },
+  required: ["outcome", "committed", "conflicts", "conflict_count"],
+};
 const limit = { type: "integer", minimum: 1, description: "Rows per page (default 100)." };
 const author = { type: "string", minLength: 1, maxLength: 128, description: "Commit author." };
 const anyValue = { description: "Any JSON value." };
@@ -38,6 +76,8 @@ const receipt = {
     version: { type: "integer" },
     time: { type: "string" },
     author: { type: "string" },
+    message: { type: "string" },
+    parents: { type: "array", items: { type: "integer" } },
   },
   required: ["version", "time", "author"],
 };
@@ -95,7 +135,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description:
       "Creates a branch of a collection from another branch (main by default) at its head " +
       "or at from_version. Constant time at any size: use a branch to try changes apart.",
-    inputSchema: input({ collection, branch, from_branch: branch, from_version: version }, [
+    inputSchema: input({ collection, branch, from_branch: branch, from_version: ref }, [
       "collection",
       "branch",
     ]),
@@ -114,11 +154,79 @@ export const TOOLS: readonly ToolSpec[] = [
     destructive: true,
   },
   {
+    name: "branches_merge",
+    verb: "branches.merge",
+    title: "Merge a branch",
+    description:
+      "Merges the version `from` names (a branch, BRANCH@VERSION or a tag) into the branch " +
+      "`into`: a fast-forward when into has not moved, otherwise a three-way merge from the " +
+      "common ancestor and a merge commit. Conflicts (both sides changed a key differently) " +
+      "come back as {key, base, ours, theirs}; with strategy fail (default) a conflict " +
+      "refuses the merge (merge_conflict) and nothing is committed. Use dry_run to preview.",
+    inputSchema: input(
+      { collection, from: ref, into: branch, strategy, dry_run: dryRun, message, author },
+      ["collection", "from", "into"],
+    ),
+    outputSchema: mergeResult,
+    readOnly: false,
+    destructive: false,
+  },
+  {
+    name: "branches_revert",
+    verb: "branches.revert",
+    title: "Revert a version",
+    description:
+      "Commits the inverse of one version's changes on a branch; keys changed since are " +
+      "conflicts, as in a merge (strategy, dry_run).",
+    inputSchema: input(
+      { collection, branch, version: ref, strategy, dry_run: dryRun, message, author },
+      ["collection", "version"],
+    ),
+    outputSchema: mergeResult,
+    readOnly: false,
+    destructive: true,
+  },
+  {
+    name: "tags_create",
+    verb: "tags.create",
+    title: "Tag a version",
+    description:
+      "Names a version (default: the branch head) with a tag, usable as a ref anywhere a " +
+      "version is taken; the tag keeps the version readable until it is deleted.",
+    inputSchema: input({ collection, tag: NAME, branch, version: ref, message, author }, [
+      "collection",
+      "tag",
+    ]),
+    outputSchema: { type: "object", properties: { name: { type: "string" }, version: receipt } },
+    readOnly: false,
+    destructive: false,
+  },
+  {
+    name: "tags_list",
+    verb: "tags.list",
+    title: "List tags",
+    description: "Lists a collection's tags in name order with the version each names.",
+    inputSchema: input({ collection, after: NAME, limit }, ["collection"]),
+    outputSchema: page({ type: "object" }),
+    readOnly: true,
+    destructive: false,
+  },
+  {
+    name: "tags_delete",
+    verb: "tags.delete",
+    title: "Delete a tag",
+    description: "Deletes a tag; retention may then release the version it kept.",
+    inputSchema: input({ collection, tag: NAME }, ["collection", "tag"]),
+    outputSchema: sweep,
+    readOnly: false,
+    destructive: true,
+  },
+  {
     name: "document_get",
     verb: "document.get",
     title: "Get a document",
     description: "Reads one document at the branch head or at an earlier version.",
-    inputSchema: input({ collection, branch, key, version }, ["collection", "key"]),
+    inputSchema: input({ collection, branch, key, version: ref }, ["collection", "key"]),
     outputSchema: {
       type: "object",
       properties: { found: { type: "boolean" }, value: anyValue, version: { type: "integer" } },
@@ -146,6 +254,7 @@ export const TOOLS: readonly ToolSpec[] = [
           items: input({ key, value: anyValue }, ["key", "value"]),
         },
         author,
+        message,
       },
       ["collection"],
     ),
@@ -159,7 +268,14 @@ export const TOOLS: readonly ToolSpec[] = [
     title: "Delete documents",
     description: "Deletes one document (key) or several (keys) in one commit.",
     inputSchema: input(
-      { collection, branch, key, keys: { type: "array", minItems: 1, items: key }, author },
+      {
+        collection,
+        branch,
+        key,
+        keys: { type: "array", minItems: 1, items: key },
+        author,
+        message,
+      },
       ["collection"],
     ),
     outputSchema: receipt,
@@ -176,7 +292,7 @@ export const TOOLS: readonly ToolSpec[] = [
       {
         collection,
         branch,
-        version,
+        version: ref,
         prefix: { type: "string", maxLength: 1024 },
         after: { type: "string", maxLength: 1024, description: "Continue after this key." },
         limit,
@@ -205,6 +321,7 @@ export const TOOLS: readonly ToolSpec[] = [
         records: { type: "array", items: anyValue },
         keep: { type: "integer", minimum: 0, description: "Entries to keep, newest first." },
         author,
+        message,
       },
       ["collection", "key", "records", "keep"],
     ),
@@ -236,15 +353,16 @@ export const TOOLS: readonly ToolSpec[] = [
     verb: "changes.list",
     title: "Changes between versions",
     description:
-      "Lists the documents added, removed or modified between version `from` (of " +
-      "from_branch, default the same branch) and `to` (default the head); cursor continues.",
+      "Lists the documents added, removed or modified between two refs: `from` and `to` " +
+      "(default the branch head), each a version number, a branch name, BRANCH@VERSION or a " +
+      'tag, so from: "main", to: "agent-7" is the review diff of a branch; cursor continues.',
     inputSchema: input(
       {
         collection,
         branch,
         from_branch: branch,
-        from: version,
-        to: version,
+        from: ref,
+        to: ref,
         limit,
         cursor: { type: "string", minLength: 1, maxLength: 4096 },
       },
@@ -271,7 +389,7 @@ export const TOOLS: readonly ToolSpec[] = [
       {
         collection,
         branch,
-        version,
+        version: ref,
         prefix: { type: "string", maxLength: 1024 },
         after: { type: "string", maxLength: 1024, description: "Continue after this key." },
         limit,

@@ -28,7 +28,7 @@ import { QueryWorkerProcess } from "./worker-process.ts";
 export interface QueryRequest {
   readonly collection: string;
   readonly branch: string;
-  readonly version?: number | undefined;
+  readonly version?: number | string | undefined;
   readonly prefix?: string | undefined;
   readonly after?: string | undefined;
   readonly limit?: number | undefined;

@@ -7,6 +7,7 @@
 
 import {
   array,
+  boolean,
   type Decoder,
   integer,
   object,
@@ -39,6 +40,29 @@ export const key = refine(string({ minBytes: 1, maxBytes: 1024, expected: "key" 
 export const version = integer("u64", { max: Number.MAX_SAFE_INTEGER });
 const limit = u32({ min: 1 });
 const author = string({ minBytes: 1, maxBytes: 128 });
+/** A commit message: 1 to 4096 bytes. */
+const message = string({ minBytes: 1, maxBytes: 4096 });
+
+/**
+ * A ref: a version number, or a string naming a branch (its head), `branch@version` or a
+ * tag (engine/refs.ts resolves it). Strings are checked for shape here: a name, or a name,
+ * `@` and digits.
+ */
+export const ref: Decoder<number | string> = {
+  expected: "version number or ref",
+  run(value, path) {
+    if (typeof value !== "string") return version.run(value, path);
+    const at = value.lastIndexOf("@");
+    const branchPart = at < 0 ? value : value.slice(0, at);
+    if (at >= 0 && !/^\d{1,16}$/.test(value.slice(at + 1))) {
+      refuse("shape", path, "must be a name, NAME@VERSION or a version number");
+    }
+    name.run(branchPart, path);
+    return value;
+  },
+};
+
+const strategy = withDefault(oneOf(["fail", "ours", "theirs"] as const), "fail");
 
 /**
  * Any JSON value: null, booleans, finite numbers, integers of every MessagePack width
@@ -84,17 +108,48 @@ const where = {
 
 export const requests = {
   "collections.list": object({ after: optional(name), limit: optional(limit) }),
-  "collections.create": object({ collection: name, author: optional(author) }),
+  "collections.create": object({
+    collection: name,
+    author: optional(author),
+    message: optional(message),
+  }),
   "collections.delete": object({ collection: name }),
   "branches.list": object({ collection: name, after: optional(name), limit: optional(limit) }),
   "branches.create": object({
     collection: name,
     branch: name,
     from_branch: withDefault(name, "main"),
-    from_version: optional(version),
+    from_version: optional(ref),
   }),
   "branches.delete": object({ collection: name, branch: name }),
-  "document.get": object({ ...where, key, version: optional(version) }),
+  "branches.merge": object({
+    collection: name,
+    from: ref,
+    into: name,
+    strategy,
+    dry_run: withDefault(boolean(), false),
+    message: optional(message),
+    author: optional(author),
+  }),
+  "branches.revert": object({
+    ...where,
+    version: ref,
+    strategy,
+    dry_run: withDefault(boolean(), false),
+    message: optional(message),
+    author: optional(author),
+  }),
+  "tags.create": object({
+    collection: name,
+    tag: name,
+    branch: withDefault(name, "main"),
+    version: optional(ref),
+    message: optional(message),
+    author: optional(author),
+  }),
+  "tags.list": object({ collection: name, after: optional(name), limit: optional(limit) }),
+  "tags.delete": object({ collection: name, tag: name }),
+  "document.get": object({ ...where, key, version: optional(ref) }),
   "document.put": object(
     {
       ...where,
@@ -102,6 +157,7 @@ export const requests = {
       value: optional(jsonValue),
       records: optional(array(object({ key, value: jsonValue }), { min: 1 })),
       author: optional(author),
+      message: optional(message),
     },
     {
       inspect(raw, path) {
@@ -120,6 +176,7 @@ export const requests = {
       key: optional(key),
       keys: optional(array(key, { min: 1 })),
       author: optional(author),
+      message: optional(message),
     },
     {
       inspect(raw, path) {
@@ -131,7 +188,7 @@ export const requests = {
   ),
   "document.list": object({
     ...where,
-    version: optional(version),
+    version: optional(ref),
     prefix: optional(string({ maxBytes: 1024 })),
     after: optional(string({ maxBytes: 1024 })),
     limit: optional(limit),
@@ -142,21 +199,22 @@ export const requests = {
     records: array(jsonValue),
     keep: u32(),
     author: optional(author),
+    message: optional(message),
   }),
   "history.list": object({ ...where, before: optional(version), limit: optional(limit) }),
   "history.release": object({}),
   "changes.list": object({
     ...where,
     from_branch: optional(name),
-    from: version,
-    to: optional(version),
+    from: ref,
+    to: optional(ref),
     limit: optional(limit),
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
   "query.run": object({
     ...where,
-    version: optional(version),
+    version: optional(ref),
     prefix: optional(string({ maxBytes: 1024 })),
     after: optional(string({ maxBytes: 1024 })),
     limit: optional(limit),
@@ -173,7 +231,7 @@ export const requests = {
   "embed.status": object({ collection: name }),
   "embed.vectors": object({
     ...where,
-    version: optional(version),
+    version: optional(ref),
     keys: array(key, { min: 1, max: 1024 }),
   }),
 } as const;

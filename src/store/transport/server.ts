@@ -31,7 +31,7 @@ import { VERSION } from "../../common/version.ts";
 import type { EmbedService } from "../embed/service.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
-import type { ActArgs } from "../idp/acts.ts";
+import { type ActArgs, tagRefsAsBranches } from "../idp/acts.ts";
 import type { Admission, IdpGate } from "../idp/gate.ts";
 import type { Principal } from "../idp/passes.ts";
 import type { QueryService } from "../query/service.ts";
@@ -332,7 +332,8 @@ function serveConnection(
           verifyHello(request.id, hello.client ?? "anonymous", hello.pass, result);
           return;
         }
-        session = { client: hello.client ?? "anonymous" };
+        const client = hello.client ?? "anonymous";
+        session = { client, author: client };
         send({ id: request.id, ok: true, result });
       } catch (error) {
         fail(storeError("invalid_request", `hello: ${(error as Error).message}`));
@@ -356,8 +357,9 @@ function serveConnection(
     principal = gate!.verify(pass);
     // Held by `order` too: nothing is admitted before hello is answered.
     order = principal.then(
-      () => {
-        session = { client };
+      (who) => {
+        // With an identity provider, commits are signed by the pass's subject by default.
+        session = { client, author: who.subject.id };
         send({ id, ok: true, result });
         if (!reader.partial) {
           clearTimeout(timer);
@@ -370,7 +372,13 @@ function serveConnection(
   };
   const decided = (request: Request) => {
     const admitted = principal!.then((who) =>
-      gate!.admit(who, request.verb, decodeArgs(request.verb, request.args) as ActArgs),
+      gate!.admit(
+        who,
+        request.verb,
+        tagRefsAsBranches(decodeArgs(request.verb, request.args) as ActArgs, (c, n) =>
+          store.tagBranch(c, n),
+        ),
+      ),
     );
     admitted.catch(() => {});
     order = order.then(() =>

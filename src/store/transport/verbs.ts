@@ -16,14 +16,17 @@ import {
 } from "../../common/decode/index.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
+import type { Signed } from "../engine/commit.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { QueryService } from "../query/service.ts";
 import { requests } from "./requests.ts";
 
 export interface Session {
-  /** The client's name from hello: the default author of its commits. */
+  /** The client's name from hello. */
   readonly client: string;
+  /** The default author of its commits: the pass's subject with `idp`, else the client. */
+  readonly author: string;
 }
 
 /** Services beside the store that some verbs use; null when not configured. */
@@ -44,20 +47,35 @@ type Handler<V extends keyof Requests> = (
 
 const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
-  "collections.create": (store, a, s) => store.createCollection(a.collection, a.author ?? s.client),
+  "collections.create": (store, a, s) => store.createCollection(a.collection, signer(a, s)),
   "collections.delete": (store, a) => store.deleteCollectionInSteps(a.collection),
   "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
   "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
+  "branches.merge": (store, a, s) =>
+    store.merge(a.collection, a.from, a.into, {
+      strategy: a.strategy,
+      dryRun: a.dry_run,
+      by: signer(a, s),
+    }),
+  "branches.revert": (store, a, s) =>
+    store.revert(a.collection, a.branch, a.version, {
+      strategy: a.strategy,
+      dryRun: a.dry_run,
+      by: signer(a, s),
+    }),
+  "tags.create": (store, a, s) =>
+    store.createTag(a.collection, a.tag, { branch: a.branch, version: a.version }, signer(a, s)),
+  "tags.list": (store, a) => store.listTags(a.collection, a.after, a.limit),
+  "tags.delete": (store, a) => store.deleteTagInSteps(a.collection, a.tag),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
-    store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
-  "document.delete": (store, a, s) =>
-    store.deletePipelined(a, a.keys ?? [a.key!], a.author ?? s.client),
+    store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], signer(a, s)),
+  "document.delete": (store, a, s) => store.deletePipelined(a, a.keys ?? [a.key!], signer(a, s)),
   "document.list": (store, a) => store.list(a, a),
   "document.append_prune": (store, a, s) =>
-    store.appendPrunePipelined(a, a.key, a.records, a.keep, a.author ?? s.client),
+    store.appendPrunePipelined(a, a.key, a.records, a.keep, signer(a, s)),
   "history.list": (store, a) => store.history(a.collection, a.branch, a.before, a.limit),
   "history.release": (store) => store.releaseInSteps(),
   "changes.list": (store, a) =>
@@ -79,8 +97,26 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "embed.enable": (store, a, _s, services) =>
     enableField(store, services.embed, a.collection, a.field),
   "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
-  "embed.vectors": (store, a, _s, services) => readVectors(store, services.embed, a),
+  "embed.vectors": (store, a, _s, services) =>
+    readVectors(store, services.embed, { ...a, version: dataVersion(store, a) }),
 };
+
+/** Author and message of a committing verb: the caller's, else the session's author. */
+function signer(
+  a: { author?: string | undefined; message?: string | undefined },
+  s: Session,
+): Signed {
+  return { author: a.author ?? s.author, message: a.message };
+}
+
+/** A ref string resolved to its version number (embedding markers name data versions). */
+function dataVersion(
+  store: Store,
+  a: { collection: string; branch: string; version?: number | string | undefined },
+): number | undefined {
+  if (typeof a.version !== "string") return a.version;
+  return store.resolve(a.collection, a.branch, a.version).version.version;
+}
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
 

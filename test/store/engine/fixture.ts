@@ -50,3 +50,12 @@ export async function freshStore(
     },
   };
 }
+
+/** A deterministic pseudo-random sequence so failures reproduce. */
+export function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}

@@ -1,16 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Store } from "../../../src/store/engine/index.ts";
-import { freshStore } from "./fixture.ts";
-
-// A deterministic pseudo-random sequence so failures reproduce.
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { freshStore, rng } from "./fixture.ts";
 
 type Model = Map<string, unknown>;
 
