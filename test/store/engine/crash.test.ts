@@ -1,28 +1,12 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { StoreClient } from "../../../src/store/client/client.ts";
 import { openStore } from "../../../src/store/engine/index.ts";
+import { startChild } from "./child.ts";
 import { engineOptions } from "./fixture.ts";
-
-const entry = fileURLToPath(new URL("../serve-entry.ts", import.meta.url));
-
-async function startChild(dir: string, socketPath: string) {
-  const child = spawn(process.execPath, [entry, dir, socketPath], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("ready")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`store child exited with ${code}`)));
-  });
-  return child;
-}
 
 test("SIGKILL during a stream of commits: reopening shows a prefix of them, none acknowledged missing", async () => {
   const parent = mkdtempSync(join(tmpdir(), "skein-crash-"));

@@ -117,6 +117,31 @@ const table: {
       ["document.delete", { collection: "notes", branch: "dev", keys: ["w", "w2"] }, true],
       ["history.list", { collection: "notes", branch: "dev" }, true],
       ["branches.delete", { collection: "notes", branch: "dev" }, "permission_denied"],
+      // A ref reads the branch it names: main through a request on dev is main's read.
+      [
+        "document.get",
+        { collection: "notes", branch: "dev", key: "pub/0", version: "main" },
+        "permission_denied",
+      ],
+      // A merge writes into and reads from: write on dev alone does not reach main.
+      [
+        "branches.merge",
+        { collection: "notes", from: "main", into: "dev", dry_run: true },
+        "permission_denied",
+      ],
+      ["tags.create", { collection: "notes", tag: "t-dev", branch: "dev" }, true],
+      // A tag is read on the branch it was taken from, whatever the request's branch.
+      ["document.get", { collection: "notes", key: "pub/0", version: "t-dev" }, true],
+      ["tags.delete", { collection: "notes", tag: "t-dev" }, "permission_denied"],
+      ["branches.revert", { collection: "notes", version: 1 }, "permission_denied"],
+    ],
+  },
+  {
+    name: "write on the collection",
+    grants: [["write", `db/${DATABASE}/c/notes`]],
+    acts: [
+      ["branches.merge", { collection: "notes", from: "dev", into: "main", dry_run: true }, true],
+      ["tags.list", { collection: "notes" }, true],
     ],
   },
   {
@@ -318,4 +343,18 @@ test("grants are asked each time: a revoked grant denies the next act", async ()
   assert.equal((await refusal(client.get("notes", "pub/a"))).code, "permission_denied");
   grant(idp, "client:reader-revoked", "read", `db/${DATABASE}/c/notes`);
   await client.get("notes", "pub/a");
+});
+
+test("with idp, a commit's default author is the pass's subject, not the client name", async () => {
+  const { pass } = await agent(idp, "author-7", [["write", `db/${DATABASE}/c/notes/b/dev`]]);
+  const client = await served.connect(pass);
+  const receipt = (await client.call("document.put", {
+    collection: "notes",
+    branch: "dev",
+    key: "signed",
+    value: 1,
+    message: "by my pass",
+  })) as { author: string; message: string };
+  assert.equal(receipt.author, "author-7");
+  assert.equal(receipt.message, "by my pass");
 });
