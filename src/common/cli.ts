@@ -16,11 +16,14 @@ export class UsageError extends Error {
 export interface Io {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+  /** True when `out` is a terminal (tables and colour instead of JSON). */
+  readonly tty?: boolean;
 }
 
 export const processIo: Io = {
   out: (text) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`),
   err: (text) => process.stderr.write(text.endsWith("\n") ? text : `${text}\n`),
+  tty: process.stdout.isTTY === true,
 };
 
 export interface Command {

@@ -1,70 +1,44 @@
 /**
- * `skein-store call --socket PATH VERB [JSON]`: sends one verb with its JSON arguments to a
- * running store and prints the result as JSON. A refusal prints `CODE: message` on stderr
- * and exits 1, so scripts can switch on the code. A store with `idp` takes the caller's pass
- * from `--pass-file FILE` (one line) or else `SKEIN_STORE_PASS`; it is never printed.
+ * `skein-store call VERB [JSON]`: sends one verb with its JSON arguments to a running store
+ * and prints the result (connection.ts says how the store is found, output.ts how results
+ * are printed). A refusal prints `CODE: message` on stderr and exits 1, so scripts can
+ * switch on the code.
  */
 
-import { resolve } from "node:path";
 import { type Command, type Io, parseOptions, UsageError } from "../../common/cli.ts";
-import { SkeinError } from "../../common/errors.ts";
-import { StoreClient } from "../client/client.ts";
+import type { StoreClient } from "../client/client.ts";
 import { decodeValue } from "../codec/json-value.ts";
-import { readCredentialFile } from "../config/files.ts";
+import { type ConnectionValues, connectionOptions, withClient } from "./connection.ts";
+import { formatJson, outputOption, renderText, textOutput } from "./output.ts";
 
-const socketOption = {
-  socket: { type: "string" },
-  "timeout-ms": { type: "string" },
-  "pass-file": { type: "string" },
-} as const;
+/** Every client command's options: how to reach the store and how to print. */
+const socketOption = { ...connectionOptions, ...outputOption } as const;
 
-/** The environment variable a pass is taken from when no `--pass-file` is given. */
-export const PASS_ENV = "SKEIN_STORE_PASS";
+export type ClientValues = ConnectionValues & { readonly output?: string | undefined };
 
-/** Connects, calls one verb, prints the answer; the shared body of every client command. */
-export async function callVerb(
+/** Prints a result as the options ask; `text` renders it for people (default: generic). */
+export function printResult(
   io: Io,
-  values: {
-    socket?: string | undefined;
-    "timeout-ms"?: string | undefined;
-    "pass-file"?: string | undefined;
-  },
-  verb: string,
-  args: object,
-): Promise<number> {
-  if (values.socket === undefined) throw new UsageError("--socket PATH is required");
-  const timeoutMs = values["timeout-ms"] === undefined ? 30_000 : Number(values["timeout-ms"]);
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
-    throw new UsageError("--timeout-ms must be a positive whole number");
-  }
-  let client: StoreClient | undefined;
-  try {
-    const pass = await passOf(values["pass-file"]);
-    client = await StoreClient.connect(values.socket, {
-      client: "skein-store-cli",
-      timeoutMs,
-      ...(pass === undefined ? {} : { pass }),
-    });
-    const result = await client.call(verb, args);
-    io.out(formatJson(result));
-    return 0;
-  } catch (error) {
-    if (error instanceof SkeinError) io.err(`skein-store: ${error.code}: ${error.message}`);
-    else
-      io.err(
-        `skein-store: cannot reach the store at ${values.socket}: ${(error as Error).message}`,
-      );
-    return 1;
-  } finally {
-    await client?.close();
-  }
+  values: ClientValues,
+  result: unknown,
+  text: (result: unknown) => string = renderText,
+): void {
+  io.out(textOutput(values, io) ? text(result) : formatJson(result));
 }
 
-/** The pass from `--pass-file` (read by the credential-file rules), else from the environment. */
-async function passOf(file: string | undefined): Promise<string | undefined> {
-  if (file !== undefined) return readCredentialFile("--pass-file", resolve(file));
-  const env = process.env[PASS_ENV];
-  return env === undefined || env === "" ? undefined : env;
+/** Connects, calls one verb, prints the answer; the shared body of every client command. */
+export function callVerb(
+  io: Io,
+  values: ClientValues,
+  verb: string,
+  args: object,
+  text?: (result: unknown) => string,
+): Promise<number> {
+  textOutput(values, io);
+  return withClient(io, values, async (client: StoreClient) => {
+    printResult(io, values, await client.call(verb, args), text);
+    return 0;
+  });
 }
 
 export function parseJsonArgument(text: string, what: string): unknown {
@@ -76,20 +50,10 @@ export function parseJsonArgument(text: string, what: string): unknown {
   }
 }
 
-/** JSON of an answer; integers beyond 2^53 (bigints) print as their exact digits. */
-function formatJson(value: unknown): string {
-  const json = JSON as typeof JSON & { rawJSON(text: string): unknown };
-  return JSON.stringify(
-    value,
-    (_key, item: unknown) => (typeof item === "bigint" ? json.rawJSON(item.toString()) : item),
-    2,
-  );
-}
-
 export const callCommand: Command = {
   name: "call",
   summary: "send one verb to a running store and print the result as JSON",
-  help: "--socket PATH VERB [JSON] [--timeout-ms MS] [--pass-file FILE]\n\nVERB is a store verb (document.get, changes.list, …); JSON its arguments object.\nWith idp, the pass comes from --pass-file or SKEIN_STORE_PASS.",
+  help: "(--socket PATH | --store NAME) VERB [JSON] [--timeout-ms MS] [--pass-file FILE] [--output text|json]\n\nVERB is a store verb (document.get, changes.list, …); JSON its arguments object.\nThe socket may also come from SKEIN_STORE_SOCKET; with idp, the pass from --pass-file or SKEIN_STORE_PASS.",
   async run(args, io) {
     const { values, positionals } = parseOptions(args, socketOption, { min: 1, max: 2 });
     const body = positionals[1] === undefined ? {} : parseJsonArgument(positionals[1], "JSON");

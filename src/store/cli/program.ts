@@ -6,6 +6,7 @@
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
 import { callCommand } from "./call.ts";
+import { diffCommand } from "./diff.ts";
 import { doorCommand } from "./door.ts";
 import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
@@ -13,6 +14,7 @@ import { modelCommand } from "./model.ts";
 import { queryCommand } from "./query.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
+import { versioningCommands } from "./versioning-commands.ts";
 
 export const storeProgram: Program = {
   name: "skein-store",
@@ -24,6 +26,8 @@ export const storeProgram: Program = {
     mcpHttpCommand(),
     callCommand,
     ...verbCommands,
+    diffCommand,
+    ...versioningCommands,
     queryCommand,
     embedCommand,
     modelCommand,

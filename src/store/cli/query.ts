@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { QUERY_CODE_BYTES } from "../query/limits.ts";
+import { refArg } from "./args.ts";
 import { callVerb, parseJsonArgument, socketOption } from "./call.ts";
 
 async function readCode(source: string): Promise<string> {
@@ -69,7 +70,7 @@ export const queryCommand: Command = {
       after: values.after,
       limit: whole(values.limit, "limit"),
       branch: values.branch,
-      version: whole(values.version, "version"),
+      version: refArg(values.version),
     };
     for (const key of Object.keys(request)) if (request[key] === undefined) delete request[key];
     return callVerb(io, values, "query.run", request);

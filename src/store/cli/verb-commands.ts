@@ -1,25 +1,14 @@
 /**
  * Client subcommands for the common verbs (`get`, `put`, `delete`, `list`, `collections`,
  * `branches`, `history`, `changes`): positional arguments and options mapped onto one
- * verb's arguments, then the same call-and-print as `skein-store call`.
+ * verb's arguments, then the same call-and-print as `skein-store call`. Wherever a version
+ * is taken, a ref is too (a number, a branch, BRANCH@VERSION or a tag).
  */
 
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
-import { callVerb, parseJsonArgument, socketOption } from "./call.ts";
-
-const branchOption = { branch: { type: "string" } } as const;
-
-function whole(text: string | undefined, option: string): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n))
-    throw new UsageError(`--${option} must be a whole number`);
-  return n;
-}
-
-function defined(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-}
+import { branchOption, defined, readValue, refArg, signed, signOptions, whole } from "./args.ts";
+import { callVerb, socketOption } from "./call.ts";
+import { renderLog } from "./versioning-commands.ts";
 
 export const getCommand: Command = {
   name: "get",
@@ -39,7 +28,7 @@ export const getCommand: Command = {
         collection: positionals[0],
         key: positionals[1],
         branch: values.branch,
-        version: whole(values.version, "version"),
+        version: refArg(values.version),
       }),
     );
   },
@@ -48,13 +37,14 @@ export const getCommand: Command = {
 export const putCommand: Command = {
   name: "put",
   summary: "write a record and print the receipt (document.put)",
-  help: "--socket PATH COLLECTION KEY JSON [--branch B]",
-  run(args, io) {
+  help: "--socket PATH COLLECTION KEY (JSON | - | --value-file FILE) [--branch B] [--author A] [-m MESSAGE]\n\n  -             read the JSON value from stdin\n  --value-file  read the JSON value from FILE",
+  async run(args, io) {
     const { values, positionals } = parseOptions(
       args,
-      { ...socketOption, ...branchOption },
-      { min: 3, max: 3 },
+      { ...socketOption, ...branchOption, ...signOptions, "value-file": { type: "string" } },
+      { min: 2, max: 3 },
     );
+    const value = await readValue(positionals[2], values["value-file"]);
     return callVerb(
       io,
       values,
@@ -62,8 +52,9 @@ export const putCommand: Command = {
       defined({
         collection: positionals[0],
         key: positionals[1],
-        value: parseJsonArgument(positionals[2]!, "the value"),
+        value,
         branch: values.branch,
+        ...signed(values),
       }),
     );
   },
@@ -72,11 +63,11 @@ export const putCommand: Command = {
 export const deleteCommand: Command = {
   name: "delete",
   summary: "delete records and print the receipt (document.delete)",
-  help: "--socket PATH COLLECTION KEY... [--branch B]",
+  help: "--socket PATH COLLECTION KEY... [--branch B] [--author A] [-m MESSAGE]",
   run(args, io) {
     const { values, positionals } = parseOptions(
       args,
-      { ...socketOption, ...branchOption },
+      { ...socketOption, ...branchOption, ...signOptions },
       { min: 2 },
     );
     return callVerb(
@@ -87,6 +78,7 @@ export const deleteCommand: Command = {
         collection: positionals[0],
         keys: positionals.slice(1),
         branch: values.branch,
+        ...signed(values),
       }),
     );
   },
@@ -116,7 +108,7 @@ export const listCommand: Command = {
       defined({
         collection: positionals[0],
         branch: values.branch,
-        version: whole(values.version, "version"),
+        version: refArg(values.version),
         prefix: values.prefix,
         after: values.after,
         limit: whole(values.limit, "limit"),
@@ -164,7 +156,7 @@ export const branchesCommand: Command = {
           collection,
           branch: name,
           from_branch: values.from,
-          from_version: whole(values.version, "version"),
+          from_version: refArg(values.version),
         }),
       );
     }
@@ -195,14 +187,22 @@ export const historyCommand: Command = {
         before: whole(values.before, "before"),
         limit: whole(values.limit, "limit"),
       }),
+      renderLog,
     );
   },
+};
+
+/** `log`: history under the name reviewers reach for, as a table on a terminal. */
+export const logCommand: Command = {
+  ...historyCommand,
+  name: "log",
+  summary: "a branch's versions with authors, messages and merges (history.list)",
 };
 
 export const changesCommand: Command = {
   name: "changes",
   summary: "list changes between two versions (changes.list)",
-  help: "--socket PATH COLLECTION --from V [--to V] [--branch B] [--from-branch B] [--limit N] [--cursor C]",
+  help: "--socket PATH COLLECTION --from REF [--to REF] [--branch B] [--from-branch B] [--limit N] [--cursor C]\n\nREF: a version number, a branch (its head), BRANCH@VERSION or a tag.",
   run(args, io) {
     const { values, positionals } = parseOptions(
       args,
@@ -217,7 +217,7 @@ export const changesCommand: Command = {
       },
       { min: 1, max: 1 },
     );
-    if (values.from === undefined) throw new UsageError("--from VERSION is required");
+    if (values.from === undefined) throw new UsageError("--from REF is required");
     return callVerb(
       io,
       values,
@@ -226,8 +226,8 @@ export const changesCommand: Command = {
         collection: positionals[0],
         branch: values.branch,
         from_branch: values["from-branch"],
-        from: whole(values.from, "from"),
-        to: whole(values.to, "to"),
+        from: refArg(values.from),
+        to: refArg(values.to),
         limit: whole(values.limit, "limit"),
         cursor: values.cursor,
       }),
@@ -243,5 +243,6 @@ export const verbCommands: readonly Command[] = [
   collectionsCommand,
   branchesCommand,
   historyCommand,
+  logCommand,
   changesCommand,
 ];
