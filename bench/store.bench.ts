@@ -6,7 +6,9 @@
  * on branches of several sizes (it should grow with d·log n, not n), and batched puts
  * against raw LMDB puts of the same bytes, and a retention release whose node sweep runs
  * at once or in steps (as served: the longest event-loop pause is what a request may
- * wait). The pipelined cases load the same records with IN_FLIGHT commits in flight
+ * wait), and branches.merge of d = 10, 1,000 and 10,000 changes on each side of the largest
+ * branch (ms and nodes loaded; the goal is under 10 ms for d = 10 on 1,000,000 records)
+ * with a dry-run preview of 100 conflicts. The pipelined cases load the same records with IN_FLIGHT commits in flight
  * (in-process through `putPipelined`, and over the socket from one client), so each
  * commit's CPU work overlaps the flush of the ones before; they run before the
  * synchronous load, on stores of their own that are closed after, so neither pays for the
@@ -140,7 +142,8 @@ function loadFigures(records: number, start: number, latencies: number[], cpu: N
   };
 }
 
-let big: Store;
+// Assigned by the load case, or by bigStore() when that case was filtered out.
+let big = undefined as unknown as Store;
 const main = { collection: "bench", branch: "main" };
 let rawPutsPerS = 0;
 
@@ -422,5 +425,88 @@ cases.push({
   },
 });
 
-await runBench("store", cases);
-await big!.close();
+/** `big` (N records on main), loaded here when the cases before were filtered out. */
+async function bigStore(): Promise<Store> {
+  if ((big as Store | undefined) === undefined) {
+    big = await newStore("big");
+    big.createCollection("bench");
+    load(big, main, 0, N);
+  }
+  return big;
+}
+
+/**
+ * Two branches of the big store from one head, `d` records changed on each (disjoint keys,
+ * spread over the key space, so both sides move and the merge is three-way); `overlap`
+ * changes the same keys on both sides instead (every one a conflict).
+ */
+function sides(store: Store, name: string, d: number, overlap: boolean) {
+  store.createBranch("bench", `${name}-into`);
+  store.createBranch("bench", `${name}-from`);
+  const step = Math.floor(N / d);
+  const edits = (offset: number, tag: string) =>
+    Array.from({ length: d }, (_, i) => ({ key: key(i * step + offset), value: record(i, tag) }));
+  store.put({ collection: "bench", branch: `${name}-from` }, edits(0, "theirs"));
+  store.put({ collection: "bench", branch: `${name}-into` }, edits(overlap ? 0 : 1, "ours"));
+}
+
+cases.push({
+  name: `branches.merge on ${N.toLocaleString("en-US")} records (d changes on each side)`,
+  async run() {
+    const store = await bigStore();
+    const figures: Record<string, number> = {};
+    for (const d of [10, 1000, 10_000].filter((d) => d <= N / 2)) {
+      // The median of several merges (fresh branch pairs): the first pays for compiling.
+      const dry: number[] = [];
+      const merged: number[] = [];
+      for (let rep = 0; rep < (d === 10 ? 7 : 2); rep++) {
+        const name = `m${d}-${rep}`;
+        sides(store, name, d, false);
+        let t = performance.now();
+        const preview = store.merge("bench", `${name}-from`, `${name}-into`, { dryRun: true });
+        dry.push(performance.now() - t);
+        t = performance.now();
+        const result = store.merge("bench", `${name}-from`, `${name}-into`);
+        merged.push(performance.now() - t);
+        figures[`d${d}_nodes`] = result.nodes_loaded;
+        if (result.applied !== d || preview.conflict_count !== 0) {
+          throw new Error(`expected ${d} clean changes, got ${result.applied} and conflicts`);
+        }
+      }
+      // The dry run is the merge's reading and merging; the merge adds its durable commit.
+      figures[`d${d}_dry_run_ms`] = Number(percentile(dry, 50).toFixed(2));
+      figures[`d${d}_merge_ms`] = Number(percentile(merged, 50).toFixed(2));
+    }
+    return figures;
+  },
+});
+
+cases.push({
+  name: `merge conflict preview on ${N.toLocaleString("en-US")} records (100 conflicts, dry run)`,
+  async run() {
+    const store = await bigStore();
+    sides(store, "c100", 100, true);
+    const samples: number[] = [];
+    let result: ReturnType<Store["merge"]> | undefined;
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      result = store.merge("bench", "c100-from", "c100-into", { dryRun: true });
+      samples.push(performance.now() - t);
+    }
+    if (result!.conflict_count !== 100) throw new Error(`${result!.conflict_count} conflicts`);
+    return {
+      conflicts: result!.conflict_count,
+      nodes: result!.nodes_loaded,
+      preview_p50_ms: Number(percentile(samples, 50).toFixed(2)),
+    };
+  },
+});
+
+// SKEIN_BENCH_ONLY=REGEX runs only the cases whose name matches (the big store is loaded
+// on demand), e.g. SKEIN_BENCH_ONLY=merge for the merge figures alone.
+const only = process.env.SKEIN_BENCH_ONLY;
+await runBench(
+  "store",
+  only === undefined ? cases : cases.filter((c) => new RegExp(only, "i").test(c.name)),
+);
+await (big as Store | undefined)?.close();
