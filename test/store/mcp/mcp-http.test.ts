@@ -56,7 +56,8 @@ test("tools are called with the caller's pass: put, get, append_prune, history",
   });
   assert.equal(put.isError, undefined, JSON.stringify(put));
   const receipt = put.structuredContent as { version: number; author: string };
-  assert.equal(receipt.author, "mcp-http");
+  // The store has idp: a commit is signed by the pass's subject, not the MCP server's name.
+  assert.equal(receipt.author, "mcp-writer");
   const got = await client.callTool({
     name: "document_get",
     arguments: { collection: "notes", key: "a" },

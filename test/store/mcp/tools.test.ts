@@ -21,6 +21,15 @@ test("a store with queries offers query_run; one without does not", async () => 
   const without = await toolsOf(plain.socketPath);
   assert.ok(!without.includes("query_run"));
   assert.ok(without.includes("document_append_prune"));
+  for (const tool of [
+    "branches_merge",
+    "branches_revert",
+    "tags_create",
+    "tags_list",
+    "tags_delete",
+  ]) {
+    assert.ok(without.includes(tool), tool);
+  }
 });
 
 test("every tool names a distinct, client-safe name and an object schema", () => {
