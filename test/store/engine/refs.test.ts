@@ -228,3 +228,42 @@ describe("revert", () => {
     assert.equal(store.get(main, "a").value, 1);
   });
 });
+
+describe("merge bounds", () => {
+  test("at most changes_max_page conflicts are values; the count is exact", async () => {
+    const { store } = await freshStore({ changesMaxPage: 3 });
+    store.createCollection(C);
+    const keys = ["a", "b", "c", "d", "e"];
+    store.put(
+      main,
+      keys.map((key) => ({ key, value: 0 })),
+    );
+    store.createBranch(C, "agent");
+    store.put(
+      main,
+      keys.map((key) => ({ key, value: 1 })),
+    );
+    store.put(
+      agent,
+      keys.map((key) => ({ key, value: 2 })),
+    );
+    const dry = store.merge(C, "agent", "main", { dryRun: true });
+    assert.equal(dry.conflict_count, 5);
+    assert.equal(dry.conflicts.length, 3);
+  });
+
+  test("each side's diff is held to changes_node_budget", async () => {
+    const { store } = await freshStore({ changesNodeBudget: 4 });
+    store.createCollection(C);
+    const records = (tag: string) =>
+      Array.from({ length: 4000 }, (_, i) => ({ key: `k${i}`, value: { tag, p: "x".repeat(60) } }));
+    store.put(main, records("base"));
+    store.createBranch(C, "agent");
+    store.put(agent, records("theirs"));
+    store.put(main, [{ key: "m", value: 1 }]);
+    assert.equal(
+      code(() => store.merge(C, "agent", "main", { dryRun: true })),
+      "changes_node_budget",
+    );
+  });
+});
