@@ -1,6 +1,6 @@
 /**
  * Finding branches and versions. A branch's retained versions are its head, the previous
- * heads in its record (newest first) and its history rows; `resolveVersion` finds any of
+ * heads in its record (newest first), its fork point and its history rows; `resolveVersion` finds any of
  * them, so every retained version can be read.
  */
 
@@ -38,6 +38,8 @@ export function resolveVersion(
   if (version === undefined || version === record.head.version) return record.head;
   const kept = record.kept.find((v) => v.version === version);
   if (kept !== undefined) return kept;
+  // The fork point the record keeps (merges' common ancestor) is retained too.
+  if (record.base?.version === version) return record.base;
   const row = ctx.db.history.get([collection, branch, version]);
   if (row !== undefined) return row;
   throw storeError(

@@ -179,7 +179,13 @@ describe("merge outcomes", () => {
       store.put(agent, [{ key: "g", value: i }]);
     }
     store.release(Date.now() + 60_000);
-    // Main's history no longer holds the fork point; agent's record does.
+    // Main's history no longer holds the fork point; agent's record does, readable as a ref.
+    const fork = store.merge(C, "agent", "main", { dryRun: true }).base!;
+    assert.equal(
+      code(() => value(store, `main@${fork}`, "a")),
+      "version_not_found",
+    );
+    assert.equal(store.get({ ...main, version: `agent@${fork}` }, "a").value, 0);
     assert.equal(store.merge(C, "agent", "main").outcome, "merged");
     // Y forks from X, X from main; X goes, and retention releases main's old heads: the
     // ancestor of Y and main (X's fork point) is retained nowhere.
