@@ -3,7 +3,9 @@
  * versions, a tag and a branch…), every page of changes.list, printed for review: `+` added,
  * `-` removed, `~` modified with the fields that changed (`.a.b: old → new`), coloured on a
  * terminal, and a summary line. With `--output json` (or through a pipe) it prints
- * `{from, to, changes}` with every change.
+ * `{from, to, changes}` with every change. `--since-base` diffs from the common ancestor of
+ * FROM (a branch) and TO instead: what TO changed since the two parted, the review view of
+ * an agent's branch (a branch moved on since is not shown as undoing its own commits).
  */
 
 import { type Command, type Io, parseOptions } from "../../common/cli.ts";
@@ -89,27 +91,67 @@ async function readDiff(
   }
 }
 
+/**
+ * The common ancestor of the branch `from` and the ref `to`, as a ref the store can read:
+ * a dry-run merge names it, and it is retained on one of the two branches (their records,
+ * fork points or history), or else the merge would have been refused.
+ */
+async function baseRef(
+  client: { call(verb: string, args: object): Promise<unknown> },
+  collection: string,
+  from: string,
+  to: string,
+): Promise<number | string> {
+  const preview = (await client.call("branches.merge", {
+    collection,
+    from: refArg(to),
+    into: from,
+    dry_run: true,
+  })) as { outcome: string; base: number | null; ours: number; theirs: number };
+  // TO is already in FROM: it changed nothing FROM lacks (the diff of TO with itself).
+  if (preview.outcome === "up_to_date") return refArg(to)!;
+  const base = preview.base!;
+  const toBranch = typeof refArg(to) === "number" ? from : to.split("@")[0]!;
+  for (const branch of [toBranch, from]) {
+    try {
+      await client.call("document.list", { collection, version: `${branch}@${base}`, limit: 1 });
+      return `${branch}@${base}`;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "version_not_found") throw error;
+    }
+  }
+  return `${from}@${base}`;
+}
+
 export const diffCommand: Command = {
   name: "diff",
   summary: "show the changes between two refs, for review (changes.list)",
-  help: "(--socket PATH | --store NAME) COLLECTION FROM TO [--branch B] [--limit N] [--output text|json]\n\nFROM and TO are refs: a branch (its head), BRANCH@VERSION, a tag, or a version number of --branch (main).",
+  help: "(--socket PATH | --store NAME) COLLECTION FROM TO [--since-base] [--branch B] [--limit N] [--output text|json]\n\nFROM and TO are refs: a branch (its head), BRANCH@VERSION, a tag, or a version number of --branch (main).\n--since-base: what TO changed since it parted from the branch FROM (from their common ancestor).",
   run(args, io: Io) {
     const { values, positionals } = parseOptions(
       args,
-      { ...socketOption, ...branchOption, limit: { type: "string" } },
+      {
+        ...socketOption,
+        ...branchOption,
+        limit: { type: "string" },
+        "since-base": { type: "boolean" },
+      },
       { min: 3, max: 3 },
     );
     const [collection, from, to] = positionals as [string, string, string];
     const text = textOutput(values, io);
     return withClient(io, values, async (client) => {
+      const since =
+        values["since-base"] === true ? await baseRef(client, collection, from, to) : null;
       const diff = await readDiff(client, {
         collection,
         branch: values.branch,
-        from: refArg(from),
+        from: since ?? refArg(from),
         to: refArg(to),
         limit: whole(values.limit, "limit"),
       });
-      if (text) io.out(renderDiff(diff, [from, to], paintFor(io)));
+      const label = since === null ? from : `base of ${from} and ${to}`;
+      if (text) io.out(renderDiff(diff, [label, to], paintFor(io)));
       else printResult(io, values, diff);
       return 0;
     });

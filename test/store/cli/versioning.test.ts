@@ -135,6 +135,20 @@ describe("the store CLI's versioning loop", async () => {
     assert.equal((diff.changes as unknown[]).length, 3);
 
     json(await run(["put", ...s, "loop", "a", '{"n": 9}']));
+    json(await run(["put", ...s, "loop", "main-only", "1"]));
+    const keys = (r: Run) =>
+      ((json(r).changes as { key: string }[]) ?? []).map((c) => c.key).sort();
+    assert.deepEqual(keys(await run(["diff", ...s, "loop", "main", "agent-7"])), [
+      "a",
+      "b",
+      "main-only",
+      "new",
+    ]);
+    assert.deepEqual(
+      keys(await run(["diff", ...s, "loop", "main", "agent-7", "--since-base"])),
+      ["a", "b", "new"],
+      "what agent-7 changed, not what main did since",
+    );
     const refused = await run(["merge", ...s, "loop", "agent-7", "main", "--output", "text"]);
     assert.equal(refused.status, 1);
     assert.match(refused.stderr, /^skein-store: merge_conflict: /);
