@@ -8,104 +8,27 @@
  * here for a later verb appears once the store serves it.
  */
 
-type Schema = Record<string, unknown>;
+import {
+  anyValue,
+  author,
+  branch,
+  collection,
+  denied,
+  input,
+  key,
+  limit,
+  message,
+  NAME,
+  page,
+  receipt,
+  ref,
+  sweep,
+  type ToolSpec,
+  version,
+} from "./schemas.ts";
+import { VERSIONING_TOOLS } from "./versioning-tools.ts";
 
-export interface ToolSpec {
-  readonly name: string;
-  /** The store verb the tool calls with its arguments. */
-  readonly verb: string;
-  readonly title: string;
-  readonly description: string;
-  readonly inputSchema: Schema;
-  readonly outputSchema: Schema;
-  /** MCP hints: whether the tool changes nothing, or may remove data. */
-  readonly readOnly: boolean;
-  readonly destructive: boolean;
-}
-
-const NAME = { type: "string", minLength: 1, maxLength: 128, pattern: "^[A-Za-z0-9_.-]+$" };
-const collection = { ...NAME, description: "The collection's name." };
-const branch = { ...NAME, description: "The branch (default main)." };
-const key = { type: "string", minLength: 1, maxLength: 1024, description: "The document key." };
-const version = { type: "integer", minimum: 0, description: "A store version number." };
-const ref = {
-  type: ["integer", "string"],
-  minimum: 0,
-  description:
-    "A ref: a version number (of the branch), a branch name (its head), BRANCH@VERSION or a tag.",
-};
-const message = {
-  type: "string",
-  minLength: 1,
-  maxLength: 4096,
-  description: "Commit message, kept in the receipt and the history.",
-};
-const strategy = {
-  type: "string",
-  enum: ["fail", "ours", "theirs"],
-  description:
-    "What a conflict becomes: fail (default: nothing is committed), ours (keep the branch's " +
-    "side) or theirs (take the other side).",
-};
-const dryRun = {
-  type: "boolean",
-  description: "Compute the result and conflicts; commit nothing.",
-};
-const mergeResult = {
-  type: "object",
-  properties: {
-    outcome: { type: "string" },
-    committed: { type: "boolean" },
-    receipt: {},
-    base: {},
-    ours: { type: "integer" },
-    theirs: { type: "integer" },
-    applied: { type: "integer" },
-    conflicts: { type: "array", items: { type: "object" } },
-    conflict_count: { type: "integer" },
-  },
-  required: ["outcome", "committed", "conflicts", "conflict_count"],
-};
-const limit = { type: "integer", minimum: 1, description: "Rows per page (default 100)." };
-const author = { type: "string", minLength: 1, maxLength: 128, description: "Commit author." };
-const anyValue = { description: "Any JSON value." };
-
-const receipt = {
-  type: "object",
-  properties: {
-    version: { type: "integer" },
-    time: { type: "string" },
-    author: { type: "string" },
-    message: { type: "string" },
-    parents: { type: "array", items: { type: "integer" } },
-  },
-  required: ["version", "time", "author"],
-};
-const denied = {
-  type: "integer",
-  description: "Rows of this page the caller may not read (left out).",
-};
-
-function input(properties: Schema, required: string[]): Schema {
-  return { type: "object", properties, required, additionalProperties: false };
-}
-
-function page(row: Schema, extra: Schema = {}): Schema {
-  return {
-    type: "object",
-    properties: { rows: { type: "array", items: row }, next: {}, denied, ...extra },
-    required: ["rows"],
-  };
-}
-
-const sweep = {
-  type: "object",
-  properties: {
-    nodes_freed: { type: "integer" },
-    node_bytes_before: { type: "integer" },
-    node_bytes_after: { type: "integer" },
-  },
-};
+export type { ToolSpec } from "./schemas.ts";
 
 export const TOOLS: readonly ToolSpec[] = [
   {
@@ -149,74 +72,6 @@ export const TOOLS: readonly ToolSpec[] = [
     title: "Delete a branch",
     description: "Deletes a branch and its history (main is protected).",
     inputSchema: input({ collection, branch }, ["collection", "branch"]),
-    outputSchema: sweep,
-    readOnly: false,
-    destructive: true,
-  },
-  {
-    name: "branches_merge",
-    verb: "branches.merge",
-    title: "Merge a branch",
-    description:
-      "Merges the version `from` names (a branch, BRANCH@VERSION or a tag) into the branch " +
-      "`into`: a fast-forward when into has not moved, otherwise a three-way merge from the " +
-      "common ancestor and a merge commit. Conflicts (both sides changed a key differently) " +
-      "come back as {key, base, ours, theirs}; with strategy fail (default) a conflict " +
-      "refuses the merge (merge_conflict) and nothing is committed. Use dry_run to preview.",
-    inputSchema: input(
-      { collection, from: ref, into: branch, strategy, dry_run: dryRun, message, author },
-      ["collection", "from", "into"],
-    ),
-    outputSchema: mergeResult,
-    readOnly: false,
-    destructive: false,
-  },
-  {
-    name: "branches_revert",
-    verb: "branches.revert",
-    title: "Revert a version",
-    description:
-      "Commits the inverse of one version's changes on a branch; keys changed since are " +
-      "conflicts, as in a merge (strategy, dry_run).",
-    inputSchema: input(
-      { collection, branch, version: ref, strategy, dry_run: dryRun, message, author },
-      ["collection", "version"],
-    ),
-    outputSchema: mergeResult,
-    readOnly: false,
-    destructive: true,
-  },
-  {
-    name: "tags_create",
-    verb: "tags.create",
-    title: "Tag a version",
-    description:
-      "Names a version (default: the branch head) with a tag, usable as a ref anywhere a " +
-      "version is taken; the tag keeps the version readable until it is deleted.",
-    inputSchema: input({ collection, tag: NAME, branch, version: ref, message, author }, [
-      "collection",
-      "tag",
-    ]),
-    outputSchema: { type: "object", properties: { name: { type: "string" }, version: receipt } },
-    readOnly: false,
-    destructive: false,
-  },
-  {
-    name: "tags_list",
-    verb: "tags.list",
-    title: "List tags",
-    description: "Lists a collection's tags in name order with the version each names.",
-    inputSchema: input({ collection, after: NAME, limit }, ["collection"]),
-    outputSchema: page({ type: "object" }),
-    readOnly: true,
-    destructive: false,
-  },
-  {
-    name: "tags_delete",
-    verb: "tags.delete",
-    title: "Delete a tag",
-    description: "Deletes a tag; retention may then release the version it kept.",
-    inputSchema: input({ collection, tag: NAME }, ["collection", "tag"]),
     outputSchema: sweep,
     readOnly: false,
     destructive: true,
@@ -405,6 +260,7 @@ export const TOOLS: readonly ToolSpec[] = [
     readOnly: true,
     destructive: false,
   },
+  ...VERSIONING_TOOLS,
 ];
 
 /** The tools whose verb the store serves, in table order. */
