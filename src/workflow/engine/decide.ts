@@ -29,8 +29,9 @@ import { backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
 import type { Scope } from "../definitions/expression.ts";
 import type { CallStep, CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import { engineFault } from "../errors.ts";
 import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
-import type { Command } from "./commands.ts";
+import { type Command, failRun } from "./commands.ts";
 import { type ActivityState, inFlight, type RunState } from "./state.ts";
 
 export const DEADLINE_TIMER = "deadline";
@@ -73,10 +74,9 @@ export async function decide(
     return { commands: cancelInFlight(state, "the run was cancelled") };
   if (state.status !== "Running" && state.status !== "Paused") return NONE;
   if (started.definition_version !== definition.version) {
-    throw new SkeinError(
+    throw engineFault(
       "definition_mismatch",
       `the run pinned ${started.definition_version}, not ${definition.version}`,
-      { status: 500 },
     );
   }
 
@@ -211,11 +211,10 @@ async function runStep(
       }
       if (timer?.fired === true) {
         if (step.onTimeout === "continue") return done(null);
-        walk.fail = {
-          type: "FailRun",
-          code: "wait_timed_out",
-          message: `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
-        };
+        walk.fail = failRun(
+          "wait_timed_out",
+          `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
+        );
         return PENDING;
       }
       if (step.timeoutMs > 0 && timer === undefined) {
@@ -246,11 +245,10 @@ async function runStep(
       const end = child.ended;
       if (end === undefined) return PENDING;
       if (end.status === "Completed") return done(JSON.parse(end.output_json));
-      walk.fail = {
-        type: "FailRun",
-        code: end.status === "Failed" ? "child_failed" : "child_cancelled",
-        message: `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
-      };
+      walk.fail = failRun(
+        end.status === "Failed" ? "child_failed" : "child_cancelled",
+        `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
+      );
       return PENDING;
     }
     case "parallel": {
@@ -272,19 +270,17 @@ async function runStep(
       );
       if (!items.ok) return PENDING;
       if (!Array.isArray(items.value)) {
-        walk.fail = {
-          type: "FailRun",
-          code: "expression_failed",
-          message: `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
-        };
+        walk.fail = failRun(
+          "expression_failed",
+          `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
+        );
         return PENDING;
       }
       if (items.value.length > step.maxItems) {
-        walk.fail = {
-          type: "FailRun",
-          code: "collect_too_many_items",
-          message: `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
-        };
+        walk.fail = failRun(
+          "collect_too_many_items",
+          `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
+        );
         return PENDING;
       }
       const values: unknown[] = [];
@@ -390,11 +386,10 @@ function retryOrFail(step: CallStep, activity: ActivityState): Command {
       (result.nonRetryable || policy.nonRetryableCodes.includes(result.code))) ||
     attempt >= policy.maxAttempts;
   if (final) {
-    return {
-      type: "FailRun",
-      code: "activity_failed",
-      message: `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
-    };
+    return failRun(
+      "activity_failed",
+      `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
+    );
   }
   const wait = backoffDelay(
     {

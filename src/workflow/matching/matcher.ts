@@ -14,8 +14,8 @@
  * The matcher speaks no gRPC: a transport adapter (rpc/worker-stream.ts) authenticates each
  * stream, decodes its frames (protocol/worker-stream/decode.ts), and hands the matcher the
  * hello (`open`, with a `SessionSink` for the frames going out), each later frame
- * (`receive`) and the stream's end (`close`). A refusal thrown here (a SkeinError with a
- * snake_case code) ends that stream.
+ * (`receive`) and the stream's end (`close`). A refusal thrown here (a StreamRefusal of the
+ * catalogue, src/workflow/errors.ts) ends that stream.
  *
  * A session whose stream ends keeps its attempts "detached": a worker that reconnects lists
  * the attempts it still holds in its hello and they are re-attached to the new session, but
@@ -32,12 +32,12 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../engine/dispatcher.ts";
+import { attemptFailure, engineFault, streamRefusal } from "../errors.ts";
 import { type Holding, Holdings } from "./holdings.ts";
 import type { Session, SessionSink } from "./session.ts";
 import { enqueue, pickSession, type TaskQueue, TaskQueues, withdraw } from "./task-queue.ts";
@@ -113,7 +113,7 @@ export class Matcher {
   offer(task: TaskOffer): OfferOutcome {
     const key = attemptKey(task.ref);
     if (this.#holding.has(key)) {
-      throw new SkeinError("attempt_already_dispatched", `attempt ${key} is already dispatched`);
+      throw engineFault("attempt_already_dispatched", `attempt ${key} is already dispatched`);
     }
     const queue = this.#queues.get(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
@@ -122,10 +122,9 @@ export class Matcher {
       return "dispatched";
     }
     if (queue.waiting >= this.#maxBacklog) {
-      throw new SkeinError(
+      throw attemptFailure(
         "task_queue_full",
         `task queue ${JSON.stringify(task.taskQueue)} in namespace ${JSON.stringify(task.namespace)} has ${queue.waiting} attempts waiting (the bound)`,
-        { status: 409 },
       );
     }
     enqueue(queue, task);
@@ -241,17 +240,16 @@ export class Matcher {
           : owner;
       if (place === undefined) return;
       if (place.namespace === hello.namespace && place.taskQueue === hello.task_queue) return;
-      throw new SkeinError(
+      throw streamRefusal(
         "reattach_refused",
         `hello.running[${i}]: attempt ${key} is not an attempt of namespace ${JSON.stringify(hello.namespace)}, task queue ${JSON.stringify(hello.task_queue)}`,
-        { status: 403 },
       );
     });
   }
 
   /**
    * Opens a session for a hello its transport has authenticated: checks the attempts it
-   * lists (a refusal is thrown as a SkeinError, `reattach_refused`), welcomes it, re-attaches
+   * lists (a refusal is thrown as a StreamRefusal, `reattach_refused`), welcomes it, re-attaches
    * what it still holds and fills its free slots from the backlog.
    */
   open(hello: DecodedHello, sink: SessionSink): Session {
@@ -416,12 +414,12 @@ export class Matcher {
     }
   }
 
-  /** One decoded frame of an open session. Throws a SkeinError to end the stream. */
+  /** One decoded frame of an open session. Throws a StreamRefusal to end the stream. */
   receive(session: Session, frame: WorkerFrame): void {
     if (session.closed) return;
     switch (frame.frame) {
       case "hello":
-        throw new SkeinError("invalid_frame", "hello: a session sends one hello");
+        throw streamRefusal("invalid_frame", "hello: a session sends one hello");
       case "heartbeat": {
         const ref = frame.heartbeat.ref;
         if (session.assigned.has(attemptKey(ref))) {
