@@ -25,14 +25,14 @@
  * results changed since the previous call; the commands are the same as a full walk's.
  */
 
-import { backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
 import type { Scope } from "../definitions/expression.ts";
-import type { CallStep, CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import type { CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
 import { engineFault } from "../errors.ts";
 import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
 import { type Command, failRun } from "./commands.ts";
-import { type ActivityState, inFlight, type RunState } from "./state.ts";
+import { retryOrFail, schedule } from "./retry.ts";
+import { inFlight, type RunState } from "./state.ts";
 
 export const DEADLINE_TIMER = "deadline";
 export const sleepTimer = (stepId: string) => `sleep:${stepId}`;
@@ -344,76 +344,6 @@ async function walkTouched(
     }
   }
   return memo.done === memo.items.length ? done(memo.values) : PENDING;
-}
-
-function schedule(
-  step: CallStep,
-  key: string,
-  activityId: number,
-  value: unknown,
-  now: number,
-  member: boolean,
-): Command {
-  return {
-    type: "ScheduleActivity",
-    activityId,
-    attempt: 1,
-    stepId: key,
-    action: step.action,
-    taskQueue: step.taskQueue,
-    inputJson: JSON.stringify(value),
-    dispatchAt: now,
-    startToCloseMs: step.startToCloseMs,
-    heartbeatMs: step.heartbeatMs,
-    ...(member ? { member: true } : {}),
-  };
-}
-
-function retryOrFail(step: CallStep, activity: ActivityState): Command {
-  const result = activity.result!;
-  const attempt = activity.scheduled.attempt;
-  const policy = step.retry;
-  const what =
-    result.kind === "failed"
-      ? `${result.code}: ${result.message}`
-      : result.kind === "timed_out"
-        ? result.timeout === "worker_lost"
-          ? "worker_lost"
-          : `${result.timeout}_timeout`
-        : "completed";
-  const final =
-    (result.kind === "failed" &&
-      (result.nonRetryable || policy.nonRetryableCodes.includes(result.code))) ||
-    attempt >= policy.maxAttempts;
-  if (final) {
-    return failRun(
-      "activity_failed",
-      `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
-    );
-  }
-  const wait = backoffDelay(
-    {
-      initialMs: policy.initialBackoffMs,
-      maxMs: policy.maxBackoffMs,
-      coefficient: policy.backoffCoefficient,
-    },
-    attempt,
-  );
-  return {
-    type: "ScheduleActivity",
-    activityId: activity.activityId,
-    attempt: attempt + 1,
-    // The step instance (`c[3]/one` inside a collect), as the first attempt recorded it.
-    stepId: activity.stepId,
-    action: step.action,
-    taskQueue: step.taskQueue,
-    // A retry runs the same input: the first attempt's evaluated input is in history.
-    inputJson: activity.scheduled.input_json,
-    dispatchAt: result.at + wait,
-    startToCloseMs: step.startToCloseMs,
-    heartbeatMs: step.heartbeatMs,
-    ...(activity.scheduled.member === true ? { member: true } : {}),
-  };
 }
 
 function failExpression(where: string, error: unknown): Command {
