@@ -3,8 +3,11 @@
  * failure frame, declared once, so docs/workers.md's failure table lists exactly these
  * (test/worker/failures.test.ts checks both ways). The server records the code in the run's
  * history, where the run's retry policy (`non_retryable_codes`) may switch on it. A module
- * handler may fail with a code of its own; that one is the handler's, not the worker's.
+ * handler may fail with a code of its own; that one is the handler's, not the worker's. The
+ * second section is what `skein worker` refuses to start with (docs/workers.md, both ways).
  */
+
+import { SkeinError } from "../common/errors.ts";
 
 export const ACTIVITY_FAILURES = {
   handler_error: "a module handler threw without a snake_case code of its own",
@@ -23,3 +26,13 @@ export const ACTIVITY_FAILURES = {
 } as const;
 
 export type ActivityFailureCode = keyof typeof ACTIVITY_FAILURES;
+
+/** Why `skein worker` does not start, besides usage errors and refused documents. */
+export const WORKER_REFUSALS = {
+  token_file_unreadable: "the --token-file cannot be read (absent, not a file, too large)",
+  token_file_invalid: "the --token-file does not hold exactly one token",
+} as const;
+
+export function workerRefusal(code: keyof typeof WORKER_REFUSALS, message: string): SkeinError {
+  return new SkeinError(code, message);
+}

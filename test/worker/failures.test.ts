@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ACTIVITY_FAILURES } from "../../src/worker/failures.ts";
+import { ACTIVITY_FAILURES, WORKER_REFUSALS, workerRefusal } from "../../src/worker/failures.ts";
 import { handlerFailure } from "../../src/worker/handler.ts";
 import { documentedCodes } from "../support/doc-tables.ts";
 
@@ -38,4 +38,9 @@ describe("documented codes", () => {
       ["quota_exceeded", "m", true],
     );
   });
+  const refusals = documentedCodes("docs/workers.md", "### Start-up refusals");
+  test("start-up refusals and their doc table agree both ways", () =>
+    assert.deepEqual([...refusals].sort(), Object.keys(WORKER_REFUSALS).sort()));
+  test("a start-up refusal carries its code", () =>
+    assert.equal(workerRefusal("token_file_invalid", "m").code, "token_file_invalid"));
 });
