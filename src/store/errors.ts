@@ -1,11 +1,17 @@
 /**
- * The store service's catalogue of run-time refusals. Every refusal a caller can see over the
- * socket, from `StoreClient` or from `skein-store call` is declared here once, with the
- * spec's code where the spec names one (`page_limit`, `changes_node_budget`,
- * `append_prune_keep_limit`, the `query_…` limits) and our own snake_case code elsewhere; docs/store-protocol.md
- * lists them all and a test checks the two agree.
+ * The store service's error catalogue, one section per place a code surfaces. Run-time
+ * refusals: every refusal a caller can see over the socket, from `StoreClient` or from
+ * `skein-store call`, with the spec's code where the spec names one (`page_limit`,
+ * `changes_node_budget`, `append_prune_keep_limit`, the `query_…` limits) and our own
+ * snake_case code elsewhere (docs/store-protocol.md). Start-up refusals: what `serve` refuses
+ * with after its service file decoded (docs/store-config.md). Configuration refusals of our
+ * own and the wording the door and `mcp_http` documents wrap their refusals in
+ * (docs/store-config.md). test/store/errors.test.ts checks each section against its doc
+ * table both ways.
  */
 
+import type { Decoder, Path } from "../common/decode/index.ts";
+import { DecodeError } from "../common/decode/index.ts";
 import { SkeinError } from "../common/errors.ts";
 
 export const STORE_REFUSALS = {
@@ -94,4 +100,100 @@ export type StoreRefusalCode = keyof typeof STORE_REFUSALS;
 
 export function storeError(code: StoreRefusalCode, message?: string): SkeinError {
   return new SkeinError(code, message ?? STORE_REFUSALS[code]);
+}
+
+/**
+ * The codes `serve` refuses with at start-up, after the service file decoded: checks that
+ * need the file system or other processes. Each refusal's message starts with the field it
+ * concerns.
+ */
+export const STARTUP_REFUSALS = {
+  invalid_data_dir:
+    "data_dir is not a directory holding a store (or, with --create, cannot be one)",
+  invalid_socket: "the socket path's parent is not private, or a live file is in the way",
+  invalid_runtime_location: "the runtime directory is not private to this user",
+  endpoint_too_long: "the socket path is longer than 107 bytes",
+  invalid_store_name: "the store name breaks the name rule",
+  create_section_required: "`serve --create` without a `create` object",
+  store_name_in_use: "another live `serve` owns this store name",
+} as const;
+
+export type StartupRefusalCode = keyof typeof STARTUP_REFUSALS;
+
+export const INVALID_DATA_DIR = "invalid_data_dir";
+export const INVALID_SOCKET = "invalid_socket";
+export const INVALID_RUNTIME_LOCATION = "invalid_runtime_location";
+export const ENDPOINT_TOO_LONG = "endpoint_too_long";
+export const INVALID_STORE_NAME = "invalid_store_name";
+/** `serve --create` without a `create` object. */
+export const CREATE_SECTION_REQUIRED = "create_section_required";
+/** Another live `serve` owns this store name. */
+export const STORE_NAME_IN_USE = "store_name_in_use";
+
+export function startupRefusal(
+  code: StartupRefusalCode,
+  field: string,
+  reason: string,
+): SkeinError {
+  return new SkeinError(code, `${field}: ${reason}`);
+}
+
+/**
+ * Configuration refusals of our own (the spec's field codes are the decoders'): every command
+ * that reads a file refuses with one line, `<code>: <message>`.
+ */
+export const CONFIG_REFUSALS = {
+  decode_refused: "a decode refusal for which the spec gives no code",
+  door_config_invalid: "any door file or door environment refusal",
+  mcp_http_config_invalid: "any refusal of the `mcp_http` policy",
+  config_file_unreadable: "the configuration file cannot be opened or is not a regular file",
+  config_file_too_large: "the configuration file is larger than 1048576 bytes",
+  invalid_credential_file: "an app credential file is unreadable, empty or not one clean line",
+} as const;
+
+export type ConfigRefusalCode = keyof typeof CONFIG_REFUSALS;
+
+/*
+ * Refusal wording shared by the store's configuration decoders. Two documents wrap every
+ * refusal in a fixed sentence: the door file ("the door configuration is not valid",
+ * then the reason) and the `mcp_http` policy (code `mcp_http_config_invalid`, "service
+ * configuration is not valid"); the query group prefixes its fields' refusals with
+ * "query setting". `withContext` rewrites a refusal raised inside a decoder that way while
+ * keeping its kind and field, so tests and callers still switch on both.
+ */
+
+/** The door's code for every refusal of its file or environment (the spec gives a message). */
+export const DOOR_CONFIG_INVALID = "door_config_invalid";
+export const DOOR_CONFIG_MESSAGE = "the door configuration is not valid";
+export const MCP_HTTP_CONFIG_INVALID = "mcp_http_config_invalid";
+export const MCP_HTTP_CONFIG_MESSAGE = "service configuration is not valid";
+
+/** A refusal whose message is `text`, keeping the original kind, field and reason. */
+export function rewrite(error: DecodeError, text: string, code = error.code): DecodeError {
+  const copy = new DecodeError(error.kind, undefined, error.reason, code);
+  return Object.assign(copy, { field: error.field, message: text });
+}
+
+/**
+ * Runs `inner`; a refusal it raises is re-read as `<prefix>: <message>` (or, with
+ * `fieldLabel`, `<prefix> <field>: <reason>`) under `code` when given.
+ */
+export function withContext<T>(
+  inner: Decoder<T>,
+  options: { prefix: string; code?: string; fieldLabel?: boolean },
+): Decoder<T> {
+  return {
+    expected: inner.expected,
+    run(value: unknown, path: Path) {
+      try {
+        return inner.run(value, path);
+      } catch (error) {
+        if (!(error instanceof DecodeError)) throw error;
+        const text = options.fieldLabel
+          ? `${options.prefix} ${error.field}: ${error.reason}`
+          : `${options.prefix}: ${error.message}`;
+        throw rewrite(error, text, options.code ?? error.code);
+      }
+    },
+  };
 }

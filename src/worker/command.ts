@@ -12,6 +12,7 @@ import { createLogger } from "../common/log.ts";
 import { MAX_CONCURRENCY } from "../protocol/worker-stream/decode.ts";
 import { AgentLink } from "./agent-link.ts";
 import { loadWorkerDocument } from "./document.ts";
+import { workerRefusal } from "./failures.ts";
 import { supervisorPid, watchParent } from "./parent-watch.ts";
 import { WorkerGaveUp, WorkerRefused, WorkerRuntime } from "./runtime.ts";
 import { MAX_TOKEN_FILE_BYTES, parseWorkerArgs, WORKER_DEFAULTS } from "./verb.ts";
@@ -24,11 +25,11 @@ async function readToken(path: string): Promise<string> {
     text = (await readBoundedFile(path, { maxBytes: MAX_TOKEN_FILE_BYTES })).toString("utf8");
   } catch (error) {
     if (!(error instanceof FileRefused)) throw error;
-    throw new SkeinError("token_file_unreadable", `--token-file: ${error.message}`);
+    throw workerRefusal("token_file_unreadable", `--token-file: ${error.message}`);
   }
   const token = text.trim();
   if (token === "" || /\s/.test(token)) {
-    throw new SkeinError("token_file_invalid", `--token-file: ${path} must hold one token`);
+    throw workerRefusal("token_file_invalid", `--token-file: ${path} must hold one token`);
   }
   return token;
 }

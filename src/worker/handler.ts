@@ -7,6 +7,7 @@
  */
 
 import { SkeinError } from "../common/errors.ts";
+import type { ActivityFailureCode } from "./failures.ts";
 
 export interface ActivityContext {
   readonly signal: AbortSignal;
@@ -28,7 +29,7 @@ export class ActivityError extends SkeinError {
   readonly nonRetryable: boolean;
 
   constructor(
-    code: string,
+    code: ActivityFailureCode,
     message: string,
     options: { nonRetryable?: boolean; cause?: unknown } = {},
   ) {
@@ -36,6 +37,18 @@ export class ActivityError extends SkeinError {
     this.name = "ActivityError";
     this.nonRetryable = options.nonRetryable ?? false;
   }
+}
+
+/**
+ * A module handler's failure under a code of its own (a snake_case `code` on what it threw):
+ * the code is the handler's, so it is outside the worker's catalogue.
+ */
+export function handlerFailure(
+  code: string,
+  message: string,
+  options: { nonRetryable?: boolean } = {},
+): ActivityError {
+  return Object.assign(new ActivityError("handler_error", message, options), { code });
 }
 
 /** The error an aborted handler ends with: cancelled by the server, timed out, or shutdown. */

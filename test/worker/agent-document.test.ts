@@ -8,9 +8,9 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { decode } from "../../src/common/decode/index.ts";
 import { inspectWorkerDocument, loadWorkerDocument } from "../../src/worker/document.ts";
-import { agentSpec } from "../../src/worker/kinds/agent.ts";
+import { agentSpec } from "../../src/worker/kinds/agent/spec.ts";
 import { parseDefinition } from "../../src/workflow/definitions/index.ts";
-import { tempDir } from "../helpers/worker-endpoint.ts";
+import { tempDir } from "../support/worker-endpoint.ts";
 
 async function write(value: unknown): Promise<string> {
   const path = join(await tempDir(), "agents.json");

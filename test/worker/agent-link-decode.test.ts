@@ -15,7 +15,7 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../helpers/worker-endpoint.ts";
+} from "../support/worker-endpoint.ts";
 
 let dir: string;
 let doc: string;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { workerService } from "../../src/protocol/worker-stream/index.ts";
-import { ACTIVITIES, spawnWorker, tempDir, writeJson } from "../helpers/worker-endpoint.ts";
+import { ACTIVITIES, spawnWorker, tempDir, writeJson } from "../support/worker-endpoint.ts";
 
 async function badServer(frames: object[]): Promise<{ address: string; close: () => void }> {
   const server = new grpc.Server();

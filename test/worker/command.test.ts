@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { UsageError } from "../../src/common/cli.ts";
 import { parseWorkerArgs, WORKER_DEFAULTS } from "../../src/worker/verb.ts";
-import { spawnWorker } from "../helpers/worker-endpoint.ts";
+import { spawnWorker } from "../support/worker-endpoint.ts";
 
 describe("skein worker arguments", () => {
   test("defaults", () => {

@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { loadWorkerDocument, type WorkerKind } from "../../src/worker/document.ts";
-import { ACTIVITIES, spawnWorker, tempDir } from "../helpers/worker-endpoint.ts";
+import { ACTIVITIES, spawnWorker, tempDir } from "../support/worker-endpoint.ts";
 
 async function write(text: string, ext = "yaml"): Promise<string> {
   const path = join(await tempDir(), `worker.${ext}`);

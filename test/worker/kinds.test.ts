@@ -19,7 +19,7 @@ import {
   tokenFile,
   type WorkerProcess,
   writeJson,
-} from "../helpers/worker-endpoint.ts";
+} from "../support/worker-endpoint.ts";
 
 function completed(r: Result): string {
   assert.equal(r.type, "completed", JSON.stringify(r));

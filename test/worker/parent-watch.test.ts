@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
-import { ACTIVITIES, writeJson } from "../helpers/worker-endpoint.ts";
+import { ACTIVITIES, writeJson } from "../support/worker-endpoint.ts";
 import { SKEIN_BIN } from "../workflow/support/server.ts";
 
 // The parent: launches the worker, prints its pid, then waits to be killed.

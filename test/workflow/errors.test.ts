@@ -1,7 +1,25 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
-import { ERRORS, workflowError } from "../../src/workflow/errors.ts";
+import * as grpc from "@grpc/grpc-js";
+import {
+  ATTEMPT_FAILURES,
+  attemptFailure,
+  CATALOGUE,
+  CLI_FAILURES,
+  cliFailure,
+  ENGINE_FAULTS,
+  ERRORS,
+  engineFault,
+  RUN_FAILURES,
+  runFailure,
+  STREAM_REFUSALS,
+  SUPERVISION_FAILURES,
+  streamRefusal,
+  supervisionFailure,
+  workflowError,
+} from "../../src/workflow/errors.ts";
+import { documentedCodes, documentedRow } from "../support/doc-tables.ts";
 
 describe("workflow error catalogue", () => {
   test("every code is documented in docs/http-api.md with its status", async () => {
@@ -21,4 +39,106 @@ describe("workflow error catalogue", () => {
       );
     }
   });
+});
+
+/** Each section of the catalogue, the doc table that lists it, and its constructor. */
+const SECTIONS = [
+  {
+    section: ["http", "startup"],
+    codes: ERRORS,
+    doc: "docs/http-api.md",
+    heading: "### Error codes",
+    make: (code: string) => workflowError(code as keyof typeof ERRORS, "m"),
+  },
+  {
+    section: ["run"],
+    codes: RUN_FAILURES,
+    doc: "docs/workflows.md",
+    heading: "### Run failure codes",
+    make: (code: string) => runFailure(code as keyof typeof RUN_FAILURES, "m"),
+  },
+  {
+    section: ["attempt"],
+    codes: ATTEMPT_FAILURES,
+    doc: "docs/workflows.md",
+    heading: "### Attempt failures the server records",
+    make: (code: string) => attemptFailure(code as keyof typeof ATTEMPT_FAILURES, "m"),
+  },
+  {
+    section: ["stream"],
+    codes: STREAM_REFUSALS,
+    doc: "docs/workers.md",
+    heading: "### Stream refusals",
+    make: (code: string) => streamRefusal(code as keyof typeof STREAM_REFUSALS, "m"),
+  },
+  {
+    section: ["engine"],
+    codes: ENGINE_FAULTS,
+    doc: "docs/engine.md",
+    heading: "## Engine faults",
+    make: (code: string) => engineFault(code as keyof typeof ENGINE_FAULTS, "m"),
+  },
+  {
+    section: ["supervision"],
+    codes: SUPERVISION_FAILURES,
+    doc: "docs/deployments.md",
+    heading: "### Supervision failures",
+    make: (code: string) => supervisionFailure(code as keyof typeof SUPERVISION_FAILURES, "m"),
+  },
+  {
+    section: ["cli"],
+    codes: CLI_FAILURES,
+    doc: "docs/workflow-server.md",
+    heading: "### Command-line failures",
+    make: (code: string) => cliFailure(code as keyof typeof CLI_FAILURES, "m"),
+  },
+] as const;
+
+describe("every section of the catalogue matches its doc table, both ways", () => {
+  test("every section has a doc table", () => {
+    const covered = SECTIONS.flatMap((s) => s.section).sort();
+    assert.deepEqual(covered, Object.keys(CATALOGUE).sort());
+  });
+  for (const { section, codes, doc, heading, make } of SECTIONS) {
+    const documented = documentedCodes(doc, heading);
+    for (const code of Object.keys(codes)) {
+      test(`${section.join("/")} code ${code} is documented in ${doc}`, () =>
+        assert.ok(documented.includes(code), `${doc} "${heading}" lists ${code}`));
+      test(`${section.join("/")} code ${code} is raised with its code by its constructor`, () =>
+        assert.equal(make(code).code, code));
+    }
+    for (const code of documented) {
+      test(`${code}, documented in ${doc} "${heading}", is in the catalogue`, () =>
+        assert.ok(Object.hasOwn(codes, code), `${code} is declared in src/workflow/errors.ts`));
+    }
+  }
+});
+
+describe("stream refusals", () => {
+  for (const [code, status] of Object.entries(STREAM_REFUSALS)) {
+    test(`${code} ends the stream with gRPC ${status}, as docs/workers.md says`, () => {
+      const refusal = streamRefusal(code as keyof typeof STREAM_REFUSALS, "m");
+      assert.equal(typeof grpc.status[refusal.grpcStatus], "number");
+      assert.equal(
+        documentedRow("docs/workers.md", "### Stream refusals", code)?.[1],
+        `\`${status}\``,
+      );
+    });
+  }
+});
+
+describe("statuses in the doc tables", () => {
+  for (const [code, status] of Object.entries({ ...ENGINE_FAULTS })) {
+    test(`engine fault ${code} is documented with ${status}`, () => {
+      assert.equal(documentedRow("docs/engine.md", "## Engine faults", code)?.[1], String(status));
+      assert.equal(engineFault(code as keyof typeof ENGINE_FAULTS, "m").status, status);
+    });
+  }
+  for (const code of ["server_unreachable", "record_file_unreadable"] as const) {
+    test(`command-line failure ${code} is documented with ${CLI_FAILURES[code]}`, () =>
+      assert.equal(
+        documentedRow("docs/workflow-server.md", "### Command-line failures", code)?.[1],
+        String(CLI_FAILURES[code]),
+      ));
+  }
 });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import pg from "pg";
-import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../helpers/postgres.ts";
-import { freePort, moduleWorker } from "../helpers/worker-endpoint.ts";
+import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../support/postgres.ts";
+import { freePort, moduleWorker } from "../support/worker-endpoint.ts";
 import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 const URL = POSTGRES_URL;

@@ -18,7 +18,7 @@ import {
   usize,
   withDefault,
 } from "../../common/decode/index.ts";
-import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite, withContext } from "./refusals.ts";
+import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite, withContext } from "../errors.ts";
 import type { DoorEnv } from "./types.ts";
 
 export const DOOR_ENV_DEFAULTS: DoorEnv = {

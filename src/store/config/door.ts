@@ -21,9 +21,9 @@ import {
   usize,
   withDefault,
 } from "../../common/decode/index.ts";
+import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, withContext } from "../errors.ts";
 import { type ListenAddress, parseCanonicalOrigin, parseLoopbackListen } from "./addresses.ts";
 import { DOOR_CALLBACK_PATH } from "./limits.ts";
-import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, withContext } from "./refusals.ts";
 import type { DoorConfig } from "./types.ts";
 
 export const DOOR_DEFAULTS = { timeout_ms: 30000n, max_connections: 64n } as const;

@@ -8,11 +8,12 @@
 
 import { open } from "node:fs/promises";
 import { SkeinError } from "../../common/errors.ts";
+import type { ConfigRefusalCode } from "../errors.ts";
 import { CONFIG_FILE_MAX_BYTES, CREDENTIAL_FILE_MAX_BYTES } from "./limits.ts";
 
-export const CONFIG_FILE_UNREADABLE = "config_file_unreadable";
-export const CONFIG_FILE_TOO_LARGE = "config_file_too_large";
-export const INVALID_CREDENTIAL_FILE = "invalid_credential_file";
+export const CONFIG_FILE_UNREADABLE = "config_file_unreadable" satisfies ConfigRefusalCode;
+export const CONFIG_FILE_TOO_LARGE = "config_file_too_large" satisfies ConfigRefusalCode;
+export const INVALID_CREDENTIAL_FILE = "invalid_credential_file" satisfies ConfigRefusalCode;
 
 type ReadResult = { ok: true; bytes: Buffer } | { ok: false; reason: string; tooLarge?: boolean };
 

@@ -23,6 +23,7 @@ import {
   usize,
   withDefault,
 } from "../../common/decode/index.ts";
+import { MCP_HTTP_CONFIG_INVALID, MCP_HTTP_CONFIG_MESSAGE, withContext } from "../errors.ts";
 import {
   isLoopbackHostname,
   type ListenAddress,
@@ -34,7 +35,6 @@ import {
   MCP_PATH_MIN_BYTES,
   RESOURCE_METADATA_URL_MAX_BYTES,
 } from "./limits.ts";
-import { MCP_HTTP_CONFIG_INVALID, MCP_HTTP_CONFIG_MESSAGE, withContext } from "./refusals.ts";
 import type { McpHttpPolicy, McpHttpSettings } from "./types.ts";
 
 export const MCP_HTTP_DEFAULTS = {

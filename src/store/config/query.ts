@@ -17,7 +17,7 @@ import {
   u64,
   usize,
 } from "../../common/decode/index.ts";
-import { withContext } from "./refusals.ts";
+import { withContext } from "../errors.ts";
 import type { QuerySettings } from "./types.ts";
 
 function setting<T>(decoder: Decoder<T>): Decoder<T> {

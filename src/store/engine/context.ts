@@ -15,9 +15,16 @@ import type { BranchKey, StoreDatabase } from "../lmdb/database.ts";
 import { SHARD_SEED, stringHash32 } from "../tree/hash.ts";
 import { NodeCache } from "../tree/node-cache.ts";
 import { NodeReader } from "../tree/node-store.ts";
-import type { NodeSweep } from "./gc.ts";
 import type { EngineSettings } from "./options.ts";
 import { CommitPipeline } from "./pipeline.ts";
+
+/**
+ * What a commit asks of a node sweep in progress: keep the nodes it writes. The context holds
+ * sweeps by this face only, so it does not depend on gc.ts (which depends on the context).
+ */
+export interface NodeGuard {
+  protect(hash: string): void;
+}
 
 export class StoreContext {
   readonly db: StoreDatabase;
@@ -41,7 +48,7 @@ export class StoreContext {
   /** Commits built but not yet durable (pipeline.ts). */
   readonly pipeline: CommitPipeline;
   /** Node sweeps in progress (gc.ts): every node a commit writes is protected from them. */
-  readonly sweeps = new Set<NodeSweep>();
+  readonly sweeps = new Set<NodeGuard>();
   /**
    * Roots of versions being read across turns (record-scan.ts): a node sweep marks from
    * them too, so a version released while a query reads it stays whole until it ends.

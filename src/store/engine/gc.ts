@@ -18,7 +18,7 @@
 
 import type { TreeNode } from "../tree/node.ts";
 import { MissingNodeError } from "../tree/node-store.ts";
-import type { StoreContext } from "./context.ts";
+import type { NodeGuard, StoreContext } from "./context.ts";
 
 export interface SweepResult {
   readonly nodes_freed: number;
@@ -26,7 +26,7 @@ export interface SweepResult {
   readonly node_bytes_after: number;
 }
 
-export class NodeSweep {
+export class NodeSweep implements NodeGuard {
   readonly #ctx: StoreContext;
   readonly #marked = new Set<string>();
   /** Roots and internal nodes (above level 1) still to mark. */

@@ -12,14 +12,13 @@
  * them while pipelined commits are in flight is refused with `internal_error`.
  *
  * Freeing nodes after a release or a deletion runs at once by default. With `stepSweeps`
- * (the socket server sets it) it runs as a stepped sweep (gc.ts): one bounded step per
+ * (the socket server sets it) it runs as a stepped sweep (sweeps.ts): one bounded step per
  * turn of the event loop, so requests are answered in between; the `…InSteps` forms of
  * the deleting verbs resolve when their sweep ends. One stepped sweep runs at a time; a
  * sweep asked for while one runs starts after it (the running one read its roots before
  * the new garbage existed), and the requests waiting then share it.
  */
 
-import { storeError } from "../errors.ts";
 import { type AppendPruneResult, appendPrune } from "./append-prune.ts";
 import { type BranchInfo, createBranch, deleteBranch, listBranches } from "./branches.ts";
 import { type ChangesRequest, listChanges } from "./changes.ts";
@@ -39,22 +38,17 @@ import {
   putDocuments,
   type Where,
 } from "./documents.ts";
-import { NodeSweep, type SweepResult, sweepNodes } from "./gc.ts";
+import { type SweepResult, sweepNodes } from "./gc.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
 import { type MergeOptions, type MergeResult, mergeBranch, revertVersion } from "./merge.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { RecordScan } from "./record-scan.ts";
 import { type Ref, type Resolved, resolveRef } from "./refs.ts";
 import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
+import { SteppedSweeps, SWEEP_STEP_WORK } from "./sweeps.ts";
 import { createTag, deleteTag, listTags, type TagInfo } from "./tags.ts";
 
-/** Work in one step of a stepped sweep: nodes loaded while marking, keys examined after. */
-export const SWEEP_STEP_WORK = 256;
-
-interface Waiter {
-  readonly resolve: (result: SweepResult) => void;
-  readonly reject: (error: unknown) => void;
-}
+export { SWEEP_STEP_WORK } from "./sweeps.ts";
 
 export class Store {
   readonly ctx: StoreContext;
@@ -63,12 +57,14 @@ export class Store {
   stepSweeps = false;
   /** Work per step of a stepped sweep. */
   sweepStepWork = SWEEP_STEP_WORK;
-  #sweeping = false;
-  /** Waiting for the sweep after the running one. */
-  #nextSweep: Waiter[] = [];
+  readonly #sweeps: SteppedSweeps;
 
   constructor(ctx: StoreContext) {
     this.ctx = ctx;
+    this.#sweeps = new SteppedSweeps(ctx, {
+      closed: () => this.#closed,
+      stepWork: () => this.sweepStepWork,
+    });
   }
 
   get shards(): number {
@@ -352,11 +348,7 @@ export class Store {
    * resolves with the sweep's figures. If a sweep is running, this one starts after it.
    */
   sweepInSteps(): Promise<SweepResult> {
-    return new Promise((resolve, reject) => {
-      if (this.#closed) reject(storeError("internal_error", "the store is closed"));
-      else if (this.#sweeping) this.#nextSweep.push({ resolve, reject });
-      else this.#runSweep([{ resolve, reject }]);
-    });
+    return this.#sweeps.run();
   }
 
   /** The retention driver's sweeper in stepped mode: nobody waits for the figures. */
@@ -366,54 +358,6 @@ export class Store {
     });
     return null;
   };
-
-  #runSweep(waiters: Waiter[]): void {
-    const finish = (outcome: { result: SweepResult } | { error: unknown }) => {
-      this.#sweeping = false;
-      for (const waiter of waiters) {
-        if ("result" in outcome) waiter.resolve(outcome.result);
-        else waiter.reject(outcome.error);
-      }
-      const next = this.#nextSweep.splice(0);
-      if (next.length > 0) this.#runSweep(next);
-    };
-    const failed = (error: unknown) =>
-      storeError(
-        "internal_error",
-        `freeing nodes failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    if (this.#closed) {
-      finish({ error: storeError("internal_error", "the store is closed") });
-      return;
-    }
-    let sweep: NodeSweep;
-    try {
-      sweep = new NodeSweep(this.ctx);
-    } catch (error) {
-      finish({ error: failed(error) });
-      return;
-    }
-    this.#sweeping = true;
-    const tick = () => {
-      if (this.#closed) {
-        sweep.abandon();
-        finish({ error: storeError("internal_error", "the store closed during a sweep") });
-        return;
-      }
-      try {
-        if (!sweep.step(this.sweepStepWork)) {
-          setImmediate(tick);
-          return;
-        }
-      } catch (error) {
-        sweep.abandon();
-        finish({ error: failed(error) });
-        return;
-      }
-      finish({ result: sweep.result });
-    };
-    setImmediate(tick);
-  }
 
   stats(): { shards: number; next_version: number; node_entries: number; node_bytes: number } {
     this.#requireIdle();

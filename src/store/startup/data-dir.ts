@@ -10,7 +10,7 @@ import { lstat, mkdir, readFile, realpath, rename, rm, stat, writeFile } from "n
 import { basename, dirname, join, resolve } from "node:path";
 import { SkeinError } from "../../common/errors.ts";
 import { createStore } from "../engine/open.ts";
-import { INVALID_DATA_DIR, startupRefusal } from "./errors.ts";
+import { INVALID_DATA_DIR, startupRefusal } from "../errors.ts";
 
 /** The file that marks a directory as a store; written once by `serve --create`. */
 export const STORE_MANIFEST = "skein-store.json";

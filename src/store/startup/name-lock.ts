@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { STORE_NAME_IN_USE, startupRefusal } from "./errors.ts";
+import { STORE_NAME_IN_USE, startupRefusal } from "../errors.ts";
 
 export function lockPathFor(runtimeDir: string, name: string): string {
   return join(runtimeDir, `${name}.lock`);

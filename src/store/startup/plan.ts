@@ -11,13 +11,13 @@ import { basename } from "node:path";
 import { readCredentialFile } from "../config/files.ts";
 import { storeNameProblem } from "../config/store-name.ts";
 import type { StoreServiceConfig } from "../config/types.ts";
+import { CREATE_SECTION_REQUIRED, INVALID_STORE_NAME, startupRefusal } from "../errors.ts";
 import {
   createDataDir,
   planExistingDataDir,
   planNewDataDir,
   removeCreatedDataDir,
 } from "./data-dir.ts";
-import { CREATE_SECTION_REQUIRED, INVALID_STORE_NAME, startupRefusal } from "./errors.ts";
 import { acquireNameLock, checkNameFree, type NameLock } from "./name-lock.ts";
 import { ensureRuntimeDir, type RuntimeDir, resolveRuntimeDir } from "./runtime-dir.ts";
 import { planSocket, removeSocket, type SocketPlan } from "./socket-path.ts";

@@ -10,7 +10,7 @@
 import { chmod, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { INVALID_RUNTIME_LOCATION, startupRefusal } from "./errors.ts";
+import { INVALID_RUNTIME_LOCATION, startupRefusal } from "../errors.ts";
 import { inspectPrivateDir } from "./private-dir.ts";
 
 export interface RuntimeDir {

@@ -16,7 +16,7 @@ import {
   INVALID_RUNTIME_LOCATION,
   INVALID_SOCKET,
   startupRefusal,
-} from "./errors.ts";
+} from "../errors.ts";
 import { inspectPrivateDir } from "./private-dir.ts";
 import type { RuntimeDir } from "./runtime-dir.ts";
 

@@ -10,7 +10,13 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Decoded, object, string, withDefault } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
-import { type ActivityContext, ActivityError, abortError, type Handler } from "../handler.ts";
+import {
+  type ActivityContext,
+  ActivityError,
+  abortError,
+  type Handler,
+  handlerFailure,
+} from "../handler.ts";
 
 export const moduleAction = object({
   module: string({ minBytes: 1 }),
@@ -91,5 +97,5 @@ function asActivityError(error: unknown, signal: AbortSignal): ActivityError {
   const code =
     typeof e?.code === "string" && /^[a-z][a-z0-9_]*$/.test(e.code) ? e.code : "handler_error";
   const message = typeof e?.message === "string" ? e.message : String(error);
-  return new ActivityError(code, message, { nonRetryable: e?.nonRetryable === true });
+  return handlerFailure(code, message, { nonRetryable: e?.nonRetryable === true });
 }

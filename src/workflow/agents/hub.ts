@@ -17,7 +17,6 @@
  * closed when its bearer expires; the number of sockets is capped.
  */
 
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
@@ -29,59 +28,29 @@ import {
   type Control,
   closeReason,
   encodeJson,
-  encodeMessage,
   MAX_MESSAGE_BYTES,
   type Refusal,
   readMessage,
-  type ServerMessage,
   type WorkerMessage,
   workerMessage,
 } from "../../protocol/agent-transport/messages.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
-import { MAX_CONCURRENCY } from "../../protocol/worker-stream/decode.ts";
 import { bearerToken } from "../auth/bearer.ts";
 import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 import { rawRefusal } from "../http/errors.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
+import { AGENT_PATH, type AgentLimits, LIMITS, MAX_TIMER_MS } from "./limits.ts";
+import { ask, type Link, ready, send } from "./link.ts";
 
-export const AGENT_PATH = "/agents/connect";
-/** How long an intervention waits for the owner's `ready` before it is StaleTarget. */
-export const CONTROL_ANSWER_MS = 5_000;
-
-/**
- * Agent sockets open at once, upgrades still being verified included. Each agent worker
- * process holds one; past the cap an upgrade is refused with 503 rather than holding file
- * descriptors for whoever opens the most.
- */
-export const MAX_AGENT_SOCKETS = 1_024;
-
-/**
- * Live attempts one socket may own. A worker process holds at most the concurrency its
- * hello may declare, so a socket owning more is not a worker: it is closed.
- */
-export const MAX_LIVE_PER_SOCKET = MAX_CONCURRENCY;
-
-/**
- * Every socket is pinged this often; one that has not answered the previous ping (a silent
- * peer, a half-open connection) is closed, so at most two intervals pass unanswered.
- */
-export const PING_INTERVAL_MS = 15_000;
-
-/** setTimeout's longest delay; a bearer expiring later is looked at again then. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export interface AgentLimits {
-  readonly maxSockets: number;
-  readonly maxLivePerSocket: number;
-  readonly pingIntervalMs: number;
-}
-
-const LIMITS: AgentLimits = {
-  maxSockets: MAX_AGENT_SOCKETS,
-  maxLivePerSocket: MAX_LIVE_PER_SOCKET,
-  pingIntervalMs: PING_INTERVAL_MS,
-};
+export {
+  AGENT_PATH,
+  type AgentLimits,
+  CONTROL_ANSWER_MS,
+  MAX_AGENT_SOCKETS,
+  MAX_LIVE_PER_SOCKET,
+  PING_INTERVAL_MS,
+} from "./limits.ts";
 
 /** Who holds attempts, as the server itself knows it (the matcher and the engine). */
 export interface AttemptAuthority {
@@ -96,21 +65,6 @@ export interface LiveAgentAttempt {
   readonly namespace: string;
   readonly workflowId: string;
   readonly capabilities: readonly Capability[];
-}
-
-/** One connected socket and everything it registered, freed together on close. */
-interface Link {
-  readonly ws: WebSocket;
-  readonly principal: Principal;
-  /** Keys of the live attempts it owns. */
-  readonly owned: Set<string>;
-  /** Controls sent to it and not yet answered, by id. */
-  readonly pending: Map<string, (outcome: Outcome) => void>;
-  /** Answered since the last ping. */
-  alive: boolean;
-  /** A refusal is on its way: nothing more it sends is read. */
-  closing: boolean;
-  expiry: NodeJS.Timeout | undefined;
 }
 
 interface Owned extends LiveAgentAttempt {
@@ -236,7 +190,7 @@ export class AgentHub {
         if (link.owned.has(attemptKey(message.ref))) this.#append(message.ref, message.entry);
         return;
       case "ready":
-        this.#ready(link, message.id);
+        ready(link, message.id);
         return;
       case "outcome":
         link.pending.get(message.id)?.(message.outcome);
@@ -288,22 +242,6 @@ export class AgentHub {
       authority.heldBy(live.ref, live.session_id) === live.namespace &&
       authority.workflowOf(live.ref.run_id) === live.workflow_id
     );
-  }
-
-  /** The worker holds the control ready: commit it if its caller still waits, else withdraw. */
-  #ready(link: Link, id: string): void {
-    const settle = link.pending.get(id);
-    if (settle === undefined || link.ws.readyState !== link.ws.OPEN) {
-      this.#send(link, { type: "withdraw", id });
-      settle?.("StaleTarget");
-      return;
-    }
-    this.#send(link, { type: "commit", id });
-    settle("Applied");
-  }
-
-  #send(link: Link, message: ServerMessage): void {
-    if (link.ws.readyState === link.ws.OPEN) link.ws.send(encodeMessage(message));
   }
 
   #close(link: Link, refusal: Refusal): void {
@@ -418,25 +356,7 @@ export class AgentHub {
       return "StaleTarget";
     }
     if (!owned.capabilities.includes(control.kind.kind)) return "CapabilityNotSupported";
-    return this.#ask(owned.link, owned.ref, control);
-  }
-
-  #ask(link: Link, ref: AttemptRef, control: Control): Promise<Outcome> {
-    // Random, and answerable only on this socket: no other socket can settle it.
-    const id = randomUUID();
-    return new Promise<Outcome>((done) => {
-      const timer = setTimeout(() => {
-        settle("StaleTarget");
-        this.#send(link, { type: "withdraw", id });
-      }, CONTROL_ANSWER_MS);
-      const settle = (outcome: Outcome) => {
-        clearTimeout(timer);
-        link.pending.delete(id);
-        done(outcome);
-      };
-      link.pending.set(id, settle);
-      this.#send(link, { type: "control", id, ref, control });
-    });
+    return ask(owned.link, owned.ref, control);
   }
 
   /**
@@ -452,7 +372,7 @@ export class AgentHub {
       subject: "skein",
       at: new Date().toISOString(),
     };
-    this.#send(owned.link, { type: "apply", ref: owned.ref, control });
+    send(owned.link, { type: "apply", ref: owned.ref, control });
   }
 
   close(): void {

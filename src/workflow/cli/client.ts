@@ -7,6 +7,7 @@
 import { stringify } from "lossless-json";
 import { parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { cliFailure } from "../errors.ts";
 
 export interface ClientOptions {
   readonly server: string;
@@ -32,17 +33,18 @@ export async function request(
     });
   } catch (error) {
     const reason = error instanceof Error ? ((error.cause as Error)?.message ?? error.message) : "";
-    throw new SkeinError("server_unreachable", `cannot reach ${options.server}: ${reason}`, {
-      status: 503,
-    });
+    throw cliFailure("server_unreachable", `cannot reach ${options.server}: ${reason}`);
   }
   const text = await response.text();
   const parsed: unknown = text === "" ? null : parseJson(text);
   if (!response.ok) {
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    const code = typeof error?.code === "string" ? error.code : "http_error";
     const message = typeof error?.message === "string" ? error.message : `HTTP ${response.status}`;
-    throw new SkeinError(code, `${code}: ${message}`, { status: response.status });
+    // The server's own code is passed on as it is; an answer without one is `http_error`.
+    if (typeof error?.code !== "string") {
+      throw cliFailure("http_error", `http_error: ${message}`, response.status);
+    }
+    throw new SkeinError(error.code, `${error.code}: ${message}`, { status: response.status });
   }
   return parsed;
 }

@@ -11,6 +11,7 @@ import { stringify } from "lossless-json";
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
+import { cliFailure } from "../errors.ts";
 import { type ClientOptions, request } from "./client.ts";
 import { bearer, clientOptions, serverUrl } from "./options.ts";
 
@@ -25,7 +26,7 @@ async function readRecord(file: string): Promise<unknown> {
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    throw new SkeinError(
+    throw cliFailure(
       "record_file_unreadable",
       `--file: ${error instanceof Error ? error.message : String(error)}`,
     );

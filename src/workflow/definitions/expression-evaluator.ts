@@ -14,6 +14,7 @@
 
 import { Worker } from "node:worker_threads";
 import { SkeinError } from "../../common/errors.ts";
+import { runFailure } from "../errors.ts";
 import {
   EXPRESSION_HARD_GRACE_MS,
   EXPRESSION_HEAP_LIMIT_MB,
@@ -53,7 +54,7 @@ class Evaluator {
       this.#started().postMessage(job.request);
     } catch (error) {
       this.#settle(job.request.id);
-      job.reject(new SkeinError("expression_failed", `cannot evaluate: ${String(error)}`));
+      job.reject(runFailure("expression_failed", `cannot evaluate: ${String(error)}`));
     }
   }
 
@@ -116,7 +117,7 @@ class Evaluator {
     this.#replace(
       outOfMemory
         ? memoryLimitExceeded()
-        : new SkeinError("expression_failed", `the evaluator stopped: ${error?.message ?? "exit"}`),
+        : runFailure("expression_failed", `the evaluator stopped: ${error?.message ?? "exit"}`),
     );
   }
 

@@ -10,7 +10,8 @@
  */
 
 import { setFlagsFromString } from "node:v8";
-import { SkeinError } from "../../common/errors.ts";
+import type { SkeinError } from "../../common/errors.ts";
+import { runFailure } from "../errors.ts";
 
 /** Wall time one evaluation may take: normal expressions take microseconds; a run's step
  * must not hold the evaluator (and every other run's step) for longer than this. */
@@ -89,5 +90,5 @@ export function guardrailMessage(code: unknown): string | undefined {
 }
 
 function limitError(what: string): SkeinError {
-  return new SkeinError("expression_failed", what);
+  return runFailure("expression_failed", what);
 }

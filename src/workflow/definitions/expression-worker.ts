@@ -8,6 +8,7 @@
 
 import { parentPort } from "node:worker_threads";
 import jsonata from "jsonata";
+import type { RunFailureCode } from "../errors.ts";
 import {
   EXPRESSION_RESULT_LIMIT,
   GUARDRAILS,
@@ -57,13 +58,18 @@ async function answer(
       return {
         type: "error",
         id: request.id,
-        code: "expression_failed",
+        code: "expression_failed" satisfies RunFailureCode,
         message: RESULT_TOO_LARGE,
       };
     }
     return { type: "result", id: request.id, json };
   } catch (error) {
-    return { type: "error", id: request.id, code: "expression_failed", message: describe(error) };
+    return {
+      type: "error",
+      id: request.id,
+      code: "expression_failed" satisfies RunFailureCode,
+      message: describe(error),
+    };
   }
 }
 

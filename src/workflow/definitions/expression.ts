@@ -18,7 +18,8 @@
 import jsonata from "jsonata";
 import type { Decoder } from "../../common/decode/index.ts";
 import { refuse, string } from "../../common/decode/index.ts";
-import { SkeinError } from "../../common/errors.ts";
+import type { SkeinError } from "../../common/errors.ts";
+import { runFailure } from "../errors.ts";
 import { evaluator } from "./expression-evaluator.ts";
 import { runsInline } from "./expression-inline.ts";
 import {
@@ -98,10 +99,7 @@ function inline(source: string, compiled: jsonata.Expression): Expression {
 }
 
 function failed(source: string, message: string): SkeinError {
-  return new SkeinError(
-    "expression_failed",
-    `expression ${JSON.stringify(source)} failed: ${message}`,
-  );
+  return runFailure("expression_failed", `expression ${JSON.stringify(source)} failed: ${message}`);
 }
 
 /** A syntax-tree node as the JSONata parser builds it. */

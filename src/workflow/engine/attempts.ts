@@ -10,6 +10,7 @@
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../../common/decode/sources.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
+import type { AttemptFailureCode } from "../errors.ts";
 import type { Command } from "./commands.ts";
 import type { EngineCore, TimerPayload } from "./core.ts";
 import type { MatcherEvents, ResultContext } from "./dispatcher.ts";
@@ -57,7 +58,7 @@ export function matcherEvents(core: EngineCore): MatcherEvents {
               at,
               activity_id: ref.activity_id,
               attempt: ref.attempt,
-              code: "bad_output",
+              code: "bad_output" satisfies AttemptFailureCode,
               message: problem,
               non_retryable: false,
             };

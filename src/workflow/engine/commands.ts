@@ -6,6 +6,7 @@
  * its dispatch time and arm its timeouts, arm a timer, send cancel-activity frames.
  */
 
+import type { RunFailureCode } from "../errors.ts";
 import type { EventOf, HistoryEvent } from "./history.ts";
 
 export type Command =
@@ -43,6 +44,11 @@ export type Command =
   | { readonly type: "CompleteRun"; readonly outputJson: string }
   | { readonly type: "FailRun"; readonly code: string; readonly message: string }
   | { readonly type: "CancelRun"; readonly reason: "requested" | "deadline" };
+
+/** A FailRun whose code is one of the catalogue's run failures. */
+export function failRun(code: RunFailureCode, message: string): Command {
+  return { type: "FailRun", code, message };
+}
 
 /** The history event that records `command` at time `at`; undefined for side effects only. */
 export function eventOf(command: Command, at: number): HistoryEvent | undefined {

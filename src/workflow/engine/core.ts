@@ -5,10 +5,11 @@
  * recovery.ts); engine.ts builds it and is the only public face.
  */
 
-import { SkeinError } from "../../common/errors.ts";
+import type { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import type { AttemptRef } from "../../protocol/attempt.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
+import { workflowError } from "../errors.ts";
 import type { Command } from "./commands.ts";
 import type { Dispatcher } from "./dispatcher.ts";
 import { Outbox, type OutboxEntry, type OutboxOptions } from "./outbox.ts";
@@ -130,7 +131,5 @@ export class EngineCore {
 }
 
 export function stoppedError(): SkeinError {
-  return new SkeinError("engine_stopped", "the engine stopped before recording this", {
-    status: 503,
-  });
+  return workflowError("engine_stopped", "the engine stopped before recording this");
 }

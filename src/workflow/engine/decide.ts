@@ -25,13 +25,14 @@
  * results changed since the previous call; the commands are the same as a full walk's.
  */
 
-import { backoffDelay } from "../../common/backoff.ts";
 import { SkeinError } from "../../common/errors.ts";
 import type { Scope } from "../definitions/expression.ts";
-import type { CallStep, CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import type { CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import { engineFault } from "../errors.ts";
 import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
-import type { Command } from "./commands.ts";
-import { type ActivityState, inFlight, type RunState } from "./state.ts";
+import { type Command, failRun } from "./commands.ts";
+import { retryOrFail, schedule } from "./retry.ts";
+import { inFlight, type RunState } from "./state.ts";
 
 export const DEADLINE_TIMER = "deadline";
 export const sleepTimer = (stepId: string) => `sleep:${stepId}`;
@@ -73,10 +74,9 @@ export async function decide(
     return { commands: cancelInFlight(state, "the run was cancelled") };
   if (state.status !== "Running" && state.status !== "Paused") return NONE;
   if (started.definition_version !== definition.version) {
-    throw new SkeinError(
+    throw engineFault(
       "definition_mismatch",
       `the run pinned ${started.definition_version}, not ${definition.version}`,
-      { status: 500 },
     );
   }
 
@@ -211,11 +211,10 @@ async function runStep(
       }
       if (timer?.fired === true) {
         if (step.onTimeout === "continue") return done(null);
-        walk.fail = {
-          type: "FailRun",
-          code: "wait_timed_out",
-          message: `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
-        };
+        walk.fail = failRun(
+          "wait_timed_out",
+          `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
+        );
         return PENDING;
       }
       if (step.timeoutMs > 0 && timer === undefined) {
@@ -246,11 +245,10 @@ async function runStep(
       const end = child.ended;
       if (end === undefined) return PENDING;
       if (end.status === "Completed") return done(JSON.parse(end.output_json));
-      walk.fail = {
-        type: "FailRun",
-        code: end.status === "Failed" ? "child_failed" : "child_cancelled",
-        message: `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
-      };
+      walk.fail = failRun(
+        end.status === "Failed" ? "child_failed" : "child_cancelled",
+        `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
+      );
       return PENDING;
     }
     case "parallel": {
@@ -272,19 +270,17 @@ async function runStep(
       );
       if (!items.ok) return PENDING;
       if (!Array.isArray(items.value)) {
-        walk.fail = {
-          type: "FailRun",
-          code: "expression_failed",
-          message: `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
-        };
+        walk.fail = failRun(
+          "expression_failed",
+          `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
+        );
         return PENDING;
       }
       if (items.value.length > step.maxItems) {
-        walk.fail = {
-          type: "FailRun",
-          code: "collect_too_many_items",
-          message: `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
-        };
+        walk.fail = failRun(
+          "collect_too_many_items",
+          `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
+        );
         return PENDING;
       }
       const values: unknown[] = [];
@@ -348,77 +344,6 @@ async function walkTouched(
     }
   }
   return memo.done === memo.items.length ? done(memo.values) : PENDING;
-}
-
-function schedule(
-  step: CallStep,
-  key: string,
-  activityId: number,
-  value: unknown,
-  now: number,
-  member: boolean,
-): Command {
-  return {
-    type: "ScheduleActivity",
-    activityId,
-    attempt: 1,
-    stepId: key,
-    action: step.action,
-    taskQueue: step.taskQueue,
-    inputJson: JSON.stringify(value),
-    dispatchAt: now,
-    startToCloseMs: step.startToCloseMs,
-    heartbeatMs: step.heartbeatMs,
-    ...(member ? { member: true } : {}),
-  };
-}
-
-function retryOrFail(step: CallStep, activity: ActivityState): Command {
-  const result = activity.result!;
-  const attempt = activity.scheduled.attempt;
-  const policy = step.retry;
-  const what =
-    result.kind === "failed"
-      ? `${result.code}: ${result.message}`
-      : result.kind === "timed_out"
-        ? result.timeout === "worker_lost"
-          ? "worker_lost"
-          : `${result.timeout}_timeout`
-        : "completed";
-  const final =
-    (result.kind === "failed" &&
-      (result.nonRetryable || policy.nonRetryableCodes.includes(result.code))) ||
-    attempt >= policy.maxAttempts;
-  if (final) {
-    return {
-      type: "FailRun",
-      code: "activity_failed",
-      message: `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
-    };
-  }
-  const wait = backoffDelay(
-    {
-      initialMs: policy.initialBackoffMs,
-      maxMs: policy.maxBackoffMs,
-      coefficient: policy.backoffCoefficient,
-    },
-    attempt,
-  );
-  return {
-    type: "ScheduleActivity",
-    activityId: activity.activityId,
-    attempt: attempt + 1,
-    // The step instance (`c[3]/one` inside a collect), as the first attempt recorded it.
-    stepId: activity.stepId,
-    action: step.action,
-    taskQueue: step.taskQueue,
-    // A retry runs the same input: the first attempt's evaluated input is in history.
-    inputJson: activity.scheduled.input_json,
-    dispatchAt: result.at + wait,
-    startToCloseMs: step.startToCloseMs,
-    heartbeatMs: step.heartbeatMs,
-    ...(activity.scheduled.member === true ? { member: true } : {}),
-  };
 }
 
 function failExpression(where: string, error: unknown): Command {

@@ -15,8 +15,8 @@
  *   - dispatcher.ts: the port the matcher implements (the engine never imports it).
  */
 
-import { SkeinError } from "../../common/errors.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
+import { engineFault } from "../errors.ts";
 import { effect, handOff, matcherEvents, onTimer } from "./attempts.ts";
 import { EngineCore, type EngineOptions, stoppedError } from "./core.ts";
 import type { Dispatcher, MatcherEvents } from "./dispatcher.ts";
@@ -102,9 +102,7 @@ export class Engine {
     const core = this.#core;
     if (core.stopped) return Promise.reject(stoppedError());
     if (core.runs.has(request.runId)) {
-      return Promise.reject(
-        new SkeinError("run_exists", `run ${request.runId} already exists`, { status: 409 }),
-      );
+      return Promise.reject(engineFault("run_exists", `run ${request.runId} already exists`));
     }
     const run = newRun(
       {

@@ -8,6 +8,7 @@
 import { SkeinError } from "../../common/errors.ts";
 import { uuidv7 } from "../../common/uuid.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
+import { runFailure } from "../errors.ts";
 import type { Command } from "./commands.ts";
 import type { EngineCore, PendingCommit } from "./core.ts";
 import { enqueueInternal, markDirty } from "./group-commit.ts";
@@ -77,7 +78,7 @@ export async function resolveChildren(
     if (command.type !== "StartChild") continue;
     const resolve = core.opts.childDefinition;
     if (resolve === undefined) {
-      return new SkeinError(
+      return runFailure(
         "child_workflows_unavailable",
         `step ${JSON.stringify(command.stepId)}: this engine resolves no child workflows`,
       );

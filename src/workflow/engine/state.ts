@@ -11,7 +11,7 @@
  *              Running|Paused --RunCancelled--> Cancelled   (requested, or the deadline timer)
  */
 
-import { SkeinError } from "../../common/errors.ts";
+import { engineFault } from "../errors.ts";
 import type { EventOf, HistoryEvent, RunStatus } from "./history.ts";
 
 export type AttemptResult =
@@ -89,9 +89,7 @@ export const EMPTY_RUN: RunState = {
 };
 
 function corrupt(state: RunState, event: HistoryEvent, why: string): never {
-  throw new SkeinError("history_corrupt", `event ${state.length} (${event.type}): ${why}`, {
-    status: 500,
-  });
+  throw engineFault("history_corrupt", `event ${state.length} (${event.type}): ${why}`);
 }
 
 /** The state after `event`. Never mutates `state`. */

@@ -14,17 +14,14 @@
  * The matcher speaks no gRPC: a transport adapter (rpc/worker-stream.ts) authenticates each
  * stream, decodes its frames (protocol/worker-stream/decode.ts), and hands the matcher the
  * hello (`open`, with a `SessionSink` for the frames going out), each later frame
- * (`receive`) and the stream's end (`close`). A refusal thrown here (a SkeinError with a
- * snake_case code) ends that stream.
+ * (`receive`) and the stream's end (`close`). A refusal thrown here (a StreamRefusal of the
+ * catalogue, src/workflow/errors.ts) ends that stream.
  *
  * A session whose stream ends keeps its attempts "detached": a worker that reconnects lists
- * the attempts it still holds in its hello and they are re-attached to the new session, but
- * only attempts of the session's own namespace and task queue (an attempt held for another
- * one refuses the hello), at most as many as its concurrency, and only attempts the matcher
- * holds or the engine says are current (`owner`): a hello cannot make the matcher keep
- * attempts nobody offered. Detached attempts are the engine's to time out (its re-attach
- * grace); the matcher forgets any still detached after `detachedTtlMs`, so attempts the
- * engine never tracked are not kept forever.
+ * the attempts it still holds in its hello and they are re-attached to the new session by the
+ * rules of reattach.ts. Detached attempts are the engine's to time out (its re-attach grace);
+ * the matcher forgets any still detached after `detachedTtlMs`, so attempts the engine never
+ * tracked are not kept forever. Status reads are views.ts; settled memory is settled.ts.
  *
  * Session states (the handshake is the adapter's):
  *   handshake --hello ok (open)--> open --stream ends (close)--> closed
@@ -32,17 +29,21 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { SkeinError } from "../../common/errors.ts";
 import { type Logger, silentLogger } from "../../common/log.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../engine/dispatcher.ts";
+import { attemptFailure, engineFault, streamRefusal } from "../errors.ts";
 import { type Holding, Holdings } from "./holdings.ts";
+import { checkReattach, type ReattachState, reattach } from "./reattach.ts";
 import type { Session, SessionSink } from "./session.ts";
+import { SettledMemory } from "./settled.ts";
 import { enqueue, pickSession, type TaskQueue, TaskQueues, withdraw } from "./task-queue.ts";
+import { type LiveAttempt, liveAttemptsOf, type WorkerSession, workerSessions } from "./views.ts";
 
 export type { Session, SessionSink } from "./session.ts";
+export type { LiveAttempt, WorkerSession } from "./views.ts";
 
 /**
  * How long an attempt stays detached (its worker's stream ended) before the matcher forgets
@@ -64,38 +65,15 @@ export interface MatcherOptions {
   readonly agentPort?: () => number;
 }
 
-/** A connected worker session, as a status read lists it. */
-export interface WorkerSession {
-  readonly sessionId: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly concurrency: number;
-  readonly deployment: string;
-  readonly instanceId: string;
-  readonly actions: readonly { action: string; capabilities: readonly string[] }[];
-  /** Attempts it holds now. */
-  readonly busy: number;
-}
-
-/** A live attempt, as the attempts read lists it. */
-export interface LiveAttempt {
-  readonly ref: AttemptRef;
-  readonly capabilities: readonly string[];
-  readonly workerName: string;
-  readonly sessionId: string;
-}
-
 export class Matcher {
   readonly #opts: MatcherOptions;
   readonly #log: Logger;
   readonly #queues = new TaskQueues();
   /** Every attempt handed out or re-attached and not yet settled, by attempt key. */
   readonly #holding = new Holdings();
-  readonly #settled = new Set<string>();
+  readonly #settled: SettledMemory;
+  readonly #reattachState: ReattachState;
   readonly #maxBacklog: number;
-  readonly #settledMemory: number;
   readonly #detachedTtlMs: number;
   readonly #sessions = new Set<Session>();
   /** Attempts the engine released while a live worker still runs them. */
@@ -105,15 +83,21 @@ export class Matcher {
     this.#opts = options;
     this.#log = options.logger ?? silentLogger();
     this.#maxBacklog = options.maxBacklogPerQueue ?? 100_000;
-    this.#settledMemory = options.settledMemory ?? 65_536;
+    this.#settled = new SettledMemory(options.settledMemory ?? 65_536);
     this.#detachedTtlMs = options.detachedTtlMs ?? DETACHED_TTL_MS;
+    this.#reattachState = {
+      holding: this.#holding,
+      settled: this.#settled,
+      owner: options.events.owner,
+      log: this.#log,
+    };
   }
 
   /** Offers an attempt for dispatch. Refuses with `task_queue_full` past the backlog bound. */
   offer(task: TaskOffer): OfferOutcome {
     const key = attemptKey(task.ref);
     if (this.#holding.has(key)) {
-      throw new SkeinError("attempt_already_dispatched", `attempt ${key} is already dispatched`);
+      throw engineFault("attempt_already_dispatched", `attempt ${key} is already dispatched`);
     }
     const queue = this.#queues.get(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
@@ -122,10 +106,9 @@ export class Matcher {
       return "dispatched";
     }
     if (queue.waiting >= this.#maxBacklog) {
-      throw new SkeinError(
+      throw attemptFailure(
         "task_queue_full",
         `task queue ${JSON.stringify(task.taskQueue)} in namespace ${JSON.stringify(task.namespace)} has ${queue.waiting} attempts waiting (the bound)`,
-        { status: 409 },
       );
     }
     enqueue(queue, task);
@@ -154,21 +137,7 @@ export class Matcher {
 
   /** Attempts of a run currently held by a live session, with their capabilities. */
   liveAttempts(runId: string): LiveAttempt[] {
-    const out: LiveAttempt[] = [];
-    for (const key of this.#holding.ofRun(runId)) {
-      const holding = this.#holding.get(key)!;
-      const s = holding.session;
-      if (s === undefined || s.closed) continue;
-      const ref = s.assigned.get(key);
-      if (ref === undefined || ref.run_id !== runId) continue;
-      out.push({
-        ref,
-        capabilities: s.actions.get(holding.action) ?? [],
-        workerName: s.hello.name,
-        sessionId: s.id,
-      });
-    }
-    return out;
+    return liveAttemptsOf(this.#holding, runId);
   }
 
   /**
@@ -183,7 +152,7 @@ export class Matcher {
     if (holding === undefined) return;
     if (holding.session === undefined) {
       if (this.cancel(ref, reason) === "none") this.#holding.delete(key);
-      this.#remember(key);
+      this.#settled.remember(key);
       return;
     }
     this.#released.add(key);
@@ -192,18 +161,7 @@ export class Matcher {
 
   /** The connected worker sessions, with what each declared in its hello. */
   workers(): WorkerSession[] {
-    return [...this.#sessions].map((s) => ({
-      sessionId: s.id,
-      name: s.hello.name,
-      kind: s.hello.kind,
-      namespace: s.hello.namespace,
-      taskQueue: s.hello.task_queue,
-      concurrency: s.hello.concurrency,
-      deployment: s.hello.deployment,
-      instanceId: s.hello.instance_id,
-      actions: s.hello.actions,
-      busy: s.assigned.size,
-    }));
+    return workerSessions(this.#sessions);
   }
 
   /** Counts for status pages and tests. */
@@ -226,36 +184,12 @@ export class Matcher {
   }
 
   /**
-   * Refuses a hello that lists an attempt of another namespace or task queue: one the
-   * matcher holds for another queue, or one the engine places elsewhere.
-   */
-  #checkReattach(hello: DecodedHello): void {
-    hello.running.forEach(({ ref }, i) => {
-      const key = attemptKey(ref);
-      if (this.#settled.has(key)) return;
-      const prior = this.#holding.get(key);
-      const owner = prior === undefined ? this.#opts.events.owner?.(ref) : undefined;
-      const place =
-        prior !== undefined
-          ? { namespace: prior.queue.namespace, taskQueue: prior.queue.name }
-          : owner;
-      if (place === undefined) return;
-      if (place.namespace === hello.namespace && place.taskQueue === hello.task_queue) return;
-      throw new SkeinError(
-        "reattach_refused",
-        `hello.running[${i}]: attempt ${key} is not an attempt of namespace ${JSON.stringify(hello.namespace)}, task queue ${JSON.stringify(hello.task_queue)}`,
-        { status: 403 },
-      );
-    });
-  }
-
-  /**
    * Opens a session for a hello its transport has authenticated: checks the attempts it
-   * lists (a refusal is thrown as a SkeinError, `reattach_refused`), welcomes it, re-attaches
+   * lists (a refusal is thrown as a StreamRefusal, `reattach_refused`), welcomes it, re-attaches
    * what it still holds and fills its free slots from the backlog.
    */
   open(hello: DecodedHello, sink: SessionSink): Session {
-    this.#checkReattach(hello);
+    checkReattach(this.#reattachState, hello);
     const id = randomUUID();
     const actions = new Map(hello.actions.map((a) => [a.action, a.capabilities] as const));
     const session: Session = {
@@ -278,7 +212,7 @@ export class Matcher {
       welcome: { session_id: id, agent_port: this.#opts.agentPort?.() ?? 0 },
     });
     const queue = this.#queues.get(hello.namespace, hello.task_queue);
-    const attached = this.#reattach(session, queue);
+    const attached = reattach(this.#reattachState, session, queue);
     if (attached.length > 0) this.#opts.events.attached?.(attached, session.ctx);
     queue.sessions.push(session);
     this.#log.info(
@@ -287,46 +221,6 @@ export class Matcher {
     );
     this.#drain(session, queue);
     return session;
-  }
-
-  /**
-   * Re-attach: the attempts this process still holds (checked by #checkReattach to be of its
-   * queue) count against its slots, at most its concurrency, and their results are accepted
-   * from this session. Settled ones need nothing (a resent result is acknowledged); one the
-   * matcher does not hold is taken only when the engine says it is current (or, without an
-   * engine, on the hello's word).
-   */
-  #reattach(session: Session, queue: TaskQueue): AttemptRef[] {
-    const attached: AttemptRef[] = [];
-    for (const { ref, action } of session.hello.running) {
-      if (attached.length >= session.hello.concurrency) {
-        this.#log.warn(
-          { session: session.id, listed: session.hello.running.length },
-          "hello lists more attempts than its concurrency; the rest are not re-attached",
-        );
-        break;
-      }
-      const key = attemptKey(ref);
-      if (this.#settled.has(key) || session.assigned.has(key)) continue;
-      const prior = this.#holding.get(key);
-      // Assigned to another live worker since: that one's result counts, not this one's.
-      if (prior?.session !== undefined && !prior.session.closed) continue;
-      let held = action;
-      if (prior !== undefined) {
-        held = prior.action;
-        // Offered again (after a server restart) and still waiting: the worker that already
-        // runs it keeps it, and the waiting copy is withdrawn.
-        if (prior.offer !== undefined) withdraw(prior.queue, prior.offer);
-      } else if (this.#opts.events.owner !== undefined) {
-        const owner = this.#opts.events.owner(ref);
-        if (owner === undefined) continue;
-        held = owner.action;
-      }
-      session.assigned.set(key, ref);
-      this.#holding.set(key, { session, offer: prior?.offer, queue, action: held });
-      attached.push(ref);
-    }
-    return attached;
   }
 
   /** The session's stream ended: its attempts are kept detached for a re-attach. */
@@ -348,7 +242,7 @@ export class Matcher {
       if (this.#released.delete(key)) {
         // The engine already gave it up: nothing to keep for a re-attach.
         this.#holding.delete(key);
-        this.#remember(key);
+        this.#settled.remember(key);
         continue;
       }
       // Kept (without a session) so a reconnecting worker can re-attach it.
@@ -416,12 +310,12 @@ export class Matcher {
     }
   }
 
-  /** One decoded frame of an open session. Throws a SkeinError to end the stream. */
+  /** One decoded frame of an open session. Throws a StreamRefusal to end the stream. */
   receive(session: Session, frame: WorkerFrame): void {
     if (session.closed) return;
     switch (frame.frame) {
       case "hello":
-        throw new SkeinError("invalid_frame", "hello: a session sends one hello");
+        throw streamRefusal("invalid_frame", "hello: a session sends one hello");
       case "heartbeat": {
         const ref = frame.heartbeat.ref;
         if (session.assigned.has(attemptKey(ref))) {
@@ -472,7 +366,7 @@ export class Matcher {
     session.assigned.delete(key);
     const queue = this.#holding.get(key)?.queue;
     this.#holding.delete(key);
-    this.#remember(key);
+    this.#settled.remember(key);
     if (queue !== undefined && !session.closed) this.#drain(session, queue);
     if (this.#released.delete(key)) {
       ack();
@@ -482,7 +376,7 @@ export class Matcher {
     try {
       outcome = report(ref);
     } catch (error) {
-      this.#settled.delete(key);
+      this.#settled.forget(key);
       this.#abort(session, `result not accepted: ${String(error)}`);
       return;
     }
@@ -491,17 +385,9 @@ export class Matcher {
       return;
     }
     outcome.then(ack, (error: unknown) => {
-      this.#settled.delete(key);
+      this.#settled.forget(key);
       this.#abort(session, `result not accepted: ${String(error)}`);
     });
-  }
-
-  #remember(key: string): void {
-    this.#settled.add(key);
-    if (this.#settled.size > this.#settledMemory) {
-      const oldest = this.#settled.values().next().value;
-      if (oldest !== undefined) this.#settled.delete(oldest);
-    }
   }
 
   #abort(session: Session, message: string): void {

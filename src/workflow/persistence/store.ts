@@ -58,7 +58,7 @@ export function shardOf(key: string, total: number): number {
   return digest.readUInt32BE(0) % total;
 }
 
-// ---- Worker deployments (issue 6) -------------------------------------------------------
+// ---- Worker deployments ----------------------------------------------------------------
 // A deployment row holds its record as JSON text. The store does not decode it: the
 // deployments layer does, so a row written by another build (or by hand) that no longer
 // decodes is still listed, separately, with the reason, instead of failing the whole read.
@@ -83,7 +83,7 @@ export interface DeploymentStore {
 }
 // ---- end of worker deployments ------------------------------------------------------------
 
-// ---- Agent transcripts (issue 7) ---------------------------------------------------------
+// ---- Agent transcripts ------------------------------------------------------------------
 // One row per transcript entry of an agent attempt, as JSON text, in arrival order.
 
 export interface TranscriptStore {

@@ -12,9 +12,9 @@
 import { lookup } from "node:dns/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import * as grpc from "@grpc/grpc-js";
-import { SkeinError } from "../../common/errors.ts";
 import { serverWorkerService } from "../../protocol/worker-stream/decode.ts";
 import { grpcTarget } from "../../protocol/worker-stream/index.ts";
+import { workflowError } from "../errors.ts";
 import { Matcher } from "../matching/matcher.ts";
 import { type WorkerStreamOptions, workerStreamHandler } from "./worker-stream.ts";
 
@@ -57,7 +57,7 @@ export async function startWorkerEndpoint(
 ): Promise<WorkerEndpoint> {
   const target = grpcTarget(listen, { allowPortZero: true });
   if (target === undefined) {
-    throw new SkeinError(
+    throw workflowError(
       "invalid_listen",
       `grpc listen address ${JSON.stringify(listen)} is not host:port`,
     );
@@ -84,7 +84,7 @@ export async function startWorkerEndpoint(
     );
   } catch (error) {
     server.forceShutdown();
-    throw new SkeinError(
+    throw workflowError(
       "listen_failed",
       `cannot listen on ${target}: ${error instanceof Error ? error.message : String(error)}`,
     );

@@ -9,7 +9,6 @@
 
 import * as grpc from "@grpc/grpc-js";
 import { decode } from "../../common/decode/index.ts";
-import { SkeinError } from "../../common/errors.ts";
 import { silentLogger } from "../../common/log.ts";
 import { FrameBatcher } from "../../protocol/worker-stream/batcher.ts";
 import {
@@ -21,14 +20,9 @@ import {
 } from "../../protocol/worker-stream/decode.ts";
 import type { ServerFrame, WorkerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { WorkerStream } from "../../protocol/worker-stream/grpc.ts";
+import { StreamRefusal, streamRefusal } from "../errors.ts";
 import type { Matcher, MatcherOptions, Session, SessionSink } from "../matching/matcher.ts";
-import {
-  admitNamespace,
-  authenticate,
-  type NamespaceGate,
-  RpcRefusal,
-  type VerifyToken,
-} from "./auth.ts";
+import { admitNamespace, authenticate, type NamespaceGate, type VerifyToken } from "./auth.ts";
 
 /** How long a new stream may take to send its hello. */
 export const HELLO_TIMEOUT_MS = 10_000;
@@ -57,15 +51,12 @@ export function workerStreamHandler(
       const refusal = asRefusal(error);
       log.info({ code: refusal.code }, `worker stream refused: ${refusal.message}`);
       stream.emit("error", {
-        code: refusal.grpcStatus,
+        code: grpc.status[refusal.grpcStatus],
         details: `${refusal.code}: ${refusal.message}`,
       });
     };
     const helloTimer = setTimeout(
-      () =>
-        refuse(
-          new RpcRefusal("hello_timeout", "no hello frame in time", grpc.status.DEADLINE_EXCEEDED),
-        ),
+      () => refuse(streamRefusal("hello_timeout", "no hello frame in time")),
       options.helloTimeoutMs ?? HELLO_TIMEOUT_MS,
     );
     const close = () => {
@@ -111,11 +102,7 @@ export function workerStreamHandler(
       if (frames.length === 0) return;
       const [first, ...rest] = frames;
       if (first!.frame !== "hello") {
-        throw new RpcRefusal(
-          "hello_expected",
-          "the first frame must be hello",
-          grpc.status.INVALID_ARGUMENT,
-        );
+        throw streamRefusal("hello_expected", "the first frame must be hello");
       }
       const hello = first!.hello;
       pending = rest;
@@ -159,9 +146,10 @@ function sinkOf(stream: WorkerStream): SessionSink {
       out.clear();
     },
     abort(message) {
+      const refusal = streamRefusal("stream_aborted", message);
       stream.emit("error", {
-        code: grpc.status.UNAVAILABLE,
-        details: `stream_aborted: ${message}`,
+        code: grpc.status[refusal.grpcStatus],
+        details: `${refusal.code}: ${refusal.message}`,
       });
     },
   };
@@ -173,28 +161,22 @@ function decodeBatch(message: unknown): WorkerFrame[] {
   const decoded = decode(workerBatchDecoder, message);
   if (decoded.ok) return decoded.value.frames;
   const error = decoded.error;
-  throw new RpcRefusal(
-    error.code === INVALID_HELLO ? INVALID_HELLO : "invalid_frame",
+  throw streamRefusal(
+    error.code === INVALID_HELLO ? "invalid_hello" : "invalid_frame",
     error.message,
-    grpc.status.INVALID_ARGUMENT,
   );
 }
 
-function invalidFrame(reason: string): RpcRefusal {
-  return new RpcRefusal("invalid_frame", reason, grpc.status.INVALID_ARGUMENT);
+function invalidFrame(reason: string): StreamRefusal {
+  return streamRefusal("invalid_frame", reason);
 }
 
 /**
- * The refusal a thrown error ends the stream with. The matcher's own refusals are
- * SkeinErrors: a 403 (`reattach_refused`) is PERMISSION_DENIED, any other INVALID_ARGUMENT.
+ * The refusal a thrown error ends the stream with: the matcher and auth raise catalogue
+ * StreamRefusals; anything else is a fault of the server's own (`internal`).
  */
-function asRefusal(error: unknown): RpcRefusal {
-  if (error instanceof RpcRefusal) return error;
-  if (!(error instanceof SkeinError)) {
-    const message = error instanceof Error ? error.message : String(error);
-    return new RpcRefusal("internal", message, grpc.status.INTERNAL);
-  }
-  const status =
-    error.status === 403 ? grpc.status.PERMISSION_DENIED : grpc.status.INVALID_ARGUMENT;
-  return new RpcRefusal(error.code, error.message, status);
+function asRefusal(error: unknown): StreamRefusal {
+  if (error instanceof StreamRefusal) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return streamRefusal("internal", message);
 }

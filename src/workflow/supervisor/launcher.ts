@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { SkeinError } from "../../common/errors.ts";
+import { supervisionFailure } from "../errors.ts";
 
 export interface LaunchSpec {
   readonly name: string;
@@ -57,7 +57,9 @@ export const processLauncher: Launcher = {
       );
       return new Promise<ChildHandle>((resolve, reject) => {
         child.once("error", (error) =>
-          reject(new SkeinError("launch_failed", `cannot start ${spec.command}: ${error.message}`)),
+          reject(
+            supervisionFailure("launch_failed", `cannot start ${spec.command}: ${error.message}`),
+          ),
         );
         child.once("spawn", () =>
           resolve({

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { embedCommand } from "../../../src/store/cli/embed.ts";
 import { modelCommand } from "../../../src/store/cli/model.ts";
+import { until } from "../../support/until.ts";
 import { assertRefusal, runCommand } from "../cli/harness.ts";
 import { embedGroup, serve, tempRoot, testModel } from "./fixture.ts";
 
@@ -38,11 +39,10 @@ test("skein-store embed enable, status and texts; StoreClient's embedding helper
     const enabled = await runCommand(embedCommand, [...socket, "enable", "notes", "text"]);
     assert.equal(enabled.status, 0, enabled.err);
     assert.equal(JSON.parse(enabled.out).field, "text");
-    for (;;) {
-      const status = await client.embedStatus("notes");
-      if (status.pending === 0) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until("nothing pending", async () => (await client.embedStatus("notes")).pending === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 25,
+    });
     const status = await runCommand(embedCommand, [...socket, "status", "notes"]);
     assert.equal(JSON.parse(status.out).records_embedded, 1);
     const texts = await runCommand(embedCommand, [...socket, "texts", "--question", "the store"]);

@@ -11,6 +11,7 @@ import { describe, test } from "node:test";
 import type { StoreClient } from "../../../src/store/client/client.ts";
 import { parseMarker } from "../../../src/store/embed/fields.ts";
 import { ENGINE_DEFAULTS, openStore } from "../../../src/store/engine/index.ts";
+import { until } from "../../support/until.ts";
 import { embedGroup, refusalOf, serve, testModel } from "./fixture.ts";
 
 interface Status {
@@ -149,11 +150,13 @@ describe("embedded fields", () => {
       await client.call("document.put", { collection: "notes", records });
     }
     await client.call("embed.enable", { collection: "notes", field: "text" });
-    for (;;) {
-      const status = (await client.call("embed.status", { collection: "notes" })) as Status;
-      if (status.records_embedded >= 40) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(
+      "40 records embedded",
+      async () =>
+        ((await client.call("embed.status", { collection: "notes" })) as Status).records_embedded >=
+        40,
+      { timeoutMs: 60_000, intervalMs: 10 },
+    );
     served.running.child.kill("SIGKILL");
     await served.running.exited;
 

@@ -11,6 +11,7 @@ import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { until } from "../../support/until.ts";
 import { embedGroup, refusalOf, type Served, serve, tempRoot, testModel } from "./fixture.ts";
 
 function workerPids(served: Served): number[] {
@@ -23,13 +24,8 @@ function workerPids(served: Served): number[] {
     .filter((n) => n > 0);
 }
 
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2400; i++) {
-    if (predicate()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+/** Restarts back off up to the most; a minute covers the longest sequence here. */
+const RESTARTS = { timeoutMs: 60_000 };
 
 describe("embedding worker supervision", () => {
   test("deaths restart with backoff: at once, then doubling up to the most", async () => {
@@ -48,9 +44,10 @@ describe("embedding worker supervision", () => {
         assert.ok(pid, "a worker runs");
         process.kill(pid, "SIGKILL");
         await until(
+          `restart ${death}`,
           () =>
             served.logs().filter((l) => l.msg === "embedding worker restarted").length === death,
-          `restart ${death}`,
+          RESTARTS,
         );
       }
       const deaths = served.logs().filter((l) => l.msg === "embedding worker died; restarting");
@@ -121,8 +118,9 @@ describe("embedding worker supervision", () => {
       const code = await refusalOf(client.call("embed.texts", { texts: ["the store"] }));
       assert.equal(code, "embed_worker_failed");
       await until(
-        () => served.logs().some((l) => l.msg === "embedding worker restarted"),
         "the restart",
+        () => served.logs().some((l) => l.msg === "embedding worker restarted"),
+        RESTARTS,
       );
       const died = served.logs().find((l) => l.msg === "embedding worker died; restarting");
       assert.match(String(died!.reason), /embed_call_ms/);
@@ -195,8 +193,9 @@ describe("embed_memory_bytes at run time", () => {
       };
       assert.equal(answer.vectors.length, 1);
       await until(
-        () => served.logs().some((l) => l.msg === "embedding worker died; restarting"),
         "the worker's exit",
+        () => served.logs().some((l) => l.msg === "embedding worker died; restarting"),
+        RESTARTS,
       );
       const died = served.logs().find((l) => l.msg === "embedding worker died; restarting");
       assert.match(String(died!.reason), /exited with status 4/);

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import WebSocket from "ws";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { ACTIVITIES, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { ACTIVITIES, spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -49,15 +50,6 @@ let admin: string;
 const workers: ReturnType<typeof spawnWorker>[] = [];
 
 const api = (path: string, body: object) => call(server.url, "POST", path, { token: admin, body });
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1500; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 before(async () => {
   dir = await tempDir();

@@ -21,6 +21,7 @@ import type { TaskOffer } from "../../../src/workflow/engine/dispatcher.ts";
 import { openStore } from "../../../src/workflow/persistence/open.ts";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
+import { until } from "../../support/until.ts";
 import {
   moduleWorker,
   offer,
@@ -28,7 +29,7 @@ import {
   startEndpoint,
   tempDir,
   type WorkerProcess,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 let dir: string;
 let store: WorkflowStore;
@@ -118,14 +119,6 @@ const closed = (ws: WebSocket) =>
   new Promise<{ code: number; reason: string }>((done) =>
     ws.once("close", (code, reason) => done({ code, reason: reason.toString() })),
   );
-
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise((done) => setTimeout(done, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function live(task: TaskOffer, session = endpoint.matcher.workers()[0]!.sessionId) {
   return JSON.stringify({

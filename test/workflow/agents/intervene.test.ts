@@ -9,7 +9,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { ACTIVITIES, SKEIN_BIN, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { ACTIVITIES, SKEIN_BIN, spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -45,15 +46,6 @@ const workers: ReturnType<typeof spawnWorker>[] = [];
 /** `null` sends no bearer at all. */
 const api = (path: string, body: object, bearer: string | null = token) =>
   call(server.url, "POST", path, { ...(bearer === null ? {} : { token: bearer }), body });
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1500; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function start(name: string, q = "hello"): Promise<string> {
   const r = await api("/workflows/start", { name, input: { q } });

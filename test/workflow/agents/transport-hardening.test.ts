@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import WebSocket from "ws";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -39,15 +40,6 @@ interface Attempt {
 
 const api = (path: string, body: object, bearer = admin) =>
   call(server.url, "POST", path, { token: bearer, body });
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1500; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function start(namespace: string): Promise<string> {
   const r = await api("/workflows/start", { namespace, name: "ask", input: { q: "hi" } });

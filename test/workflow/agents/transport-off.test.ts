@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import WebSocket from "ws";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
-import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -65,15 +66,6 @@ after(async () => {
   await model?.close();
   await dir?.remove();
 });
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1500; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** The HTTP status the server answers a WebSocket upgrade with. */
 function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { writeJson } from "../../helpers/worker-endpoint.ts";
+import { writeJson } from "../../support/worker-endpoint.ts";
 import { alive, type WorkerFixture, workerFixture } from "../deployments/support.ts";
 import {
   adminToken,

@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import { offer, writeJson } from "../../helpers/worker-endpoint.ts";
+import { offer, writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -75,7 +75,7 @@ describe("worker deployments against a running server", () => {
     pids.push(pid);
     assert.equal(r.body.process.state, "running");
     assert.equal(alive(pid), true);
-    const s = await until(() => session("alpha@1"), "alpha@1 to connect");
+    const s = await until("alpha@1 to connect", () => session("alpha@1"));
     assert.deepEqual([s.name, s.namespace, s.taskQueue], ["echoer", "default", "q"]);
     const task = offer("echo", { hello: 1 });
     w.endpoint.endpoint.matcher.offer(task);
@@ -104,7 +104,7 @@ describe("worker deployments against a running server", () => {
     assert.notEqual(r.body.process.pid, oldPid);
     assert.equal(alive(oldPid), false);
     assert.equal(alive(r.body.process.pid), true);
-    const s = await until(() => session("alpha@2"), "alpha@2 to connect");
+    const s = await until("alpha@2 to connect", () => session("alpha@2"));
     assert.equal(s.concurrency, 2);
   });
 
@@ -160,25 +160,25 @@ describe("worker deployments against a running server", () => {
     const first = (await api("GET", "/workers/managed")).body.managed[0];
     assert.equal(first.restarts, 0);
     process.kill(first.pid, "SIGKILL");
-    const restarted = await until(async () => {
+    const restarted = await until("restart", async () => {
       const m = (await api("GET", "/workers/managed")).body.managed[0];
       return m.restarts === 1 && m.state === "running" ? m : undefined;
-    }, "restart");
+    });
     pids.push(restarted.pid);
     assert.notEqual(restarted.pid, first.pid);
     assert.equal(restarted.last_exit.signal, "SIGKILL");
     assert.equal(restarted.current_launch, true);
     // The second crash in a row waits longer than the first: next_start_at shows the wait.
     process.kill(restarted.pid, "SIGKILL");
-    const backing = await until(async () => {
+    const backing = await until("second restart", async () => {
       const m = (await api("GET", "/workers/managed")).body.managed[0];
       return m.state === "backing_off" || m.restarts === 2 ? m : undefined;
-    }, "second restart");
+    });
     assert.equal(backing.restarts, 2);
-    const again = await until(async () => {
+    const again = await until("running again", async () => {
       const m = (await api("GET", "/workers/managed")).body.managed[0];
       return m.state === "running" ? m : undefined;
-    }, "running again");
+    });
     pids.push(again.pid);
   });
 
@@ -465,12 +465,10 @@ describe("worker deployments against a running server", () => {
     assert.equal(m.state, "running");
     pids.push(m.pid);
     assert.notEqual(m.pid, before.pid);
-    await until(
-      () =>
-        w.endpoint.endpoint.matcher
-          .workers()
-          .some((s) => s.deployment === `alpha@${m.revision}` && s.instanceId !== undefined),
-      "alpha to reconnect after the restart",
+    await until("alpha to reconnect after the restart", () =>
+      w.endpoint.endpoint.matcher
+        .workers()
+        .some((s) => s.deployment === `alpha@${m.revision}` && s.instanceId !== undefined),
     );
     const get = await api("GET", "/worker-deployments/broken");
     assert.deepEqual([get.status, get.body.error.code], [409, "deployment_undecodable"]);

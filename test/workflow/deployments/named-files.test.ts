@@ -10,7 +10,7 @@ import { symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { MAX_WORKER_DOCUMENT_BYTES } from "../../../src/worker/document.ts";
-import { writeJson } from "../../helpers/worker-endpoint.ts";
+import { writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,

@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
-import { writeJson } from "../../helpers/worker-endpoint.ts";
+import { writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,

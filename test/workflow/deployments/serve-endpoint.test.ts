@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { ACTIVITIES, writeJson } from "../../helpers/worker-endpoint.ts";
+import { ACTIVITIES, writeJson } from "../../support/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "../support/server.ts";
 
 test("a running deployment serves its queue on the server's own worker endpoint", async (t) => {

@@ -5,7 +5,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { startEndpoint, tokenFile, writeJson } from "../../helpers/worker-endpoint.ts";
+import { startEndpoint, tokenFile, writeJson } from "../../support/worker-endpoint.ts";
+
+export { until } from "../../support/until.ts";
 
 export interface WorkerFixture {
   readonly document: string;
@@ -87,20 +89,6 @@ export function processesMentioning(text: string): number[] {
     if (cmdline.includes(text) && alive(Number(entry))) found.push(Number(entry));
   }
   return found;
-}
-
-export async function until<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  what: string,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 export async function logText(dataDir: string, name: string): Promise<string> {

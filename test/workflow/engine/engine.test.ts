@@ -12,7 +12,7 @@ import {
 } from "../../../src/workflow/definitions/index.ts";
 import { Engine, type HistoryEvent, type RunState } from "../../../src/workflow/engine/index.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
-import { openRuns } from "../../helpers/sqlite-runs.ts";
+import { openRuns } from "../../support/sqlite-runs.ts";
 import {
   ACTIVITIES,
   sessions,
@@ -20,7 +20,7 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 async function setup(options: { reattachGraceMs?: number } = {}) {
   const dir = await tempDir();

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { HistoryEvent } from "../../../src/workflow/engine/index.ts";
-import { FileStore } from "../../helpers/file-store.ts";
+import type { OutboxRow } from "../../../src/workflow/engine/store.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   freePort,
@@ -19,23 +20,30 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 const SERVER = fileURLToPath(new URL("../../fixtures/engine-server.ts", import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const _sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Server {
   readonly child: ChildProcess;
   out(): string;
   kill(): Promise<void>;
+}
+
+/** Sends `request` to the server's stdin and returns the JSON of its answer line. */
+async function ask<T>(server: Server, request: string): Promise<T> {
+  const from = server.out().length;
+  server.child.stdin!.write(`${request}\n`);
+  const line = await until(request, () =>
+    server
+      .out()
+      .slice(from)
+      .split("\n")
+      .slice(0, -1)
+      .find((l) => l.startsWith(`${request} `)),
+  );
+  return JSON.parse(line.slice(request.length + 1)) as T;
 }
 
 function startServer(args: string[]): Server {
@@ -66,7 +74,7 @@ describe("run trees survive SIGKILL of the engine process", () => {
   test("a timer, a signal sent before its wait, a child await and outbox members", async () => {
     const dir = await tempDir();
     const port = await freePort();
-    const storePath = join(dir, "history.jsonl");
+    const storePath = join(dir, "skein.db");
     const root = join(dir, "root.yaml");
     const kid = join(dir, "kid.yaml");
     await writeFile(
@@ -105,35 +113,39 @@ output: "$sum(steps.each.n)"
       "--outbox",
       "2",
     ];
-    const store = new FileStore(storePath);
     const servers: Server[] = [];
     const serve = async (extra: string[] = []) => {
       const s = startServer([...args, ...extra]);
       servers.push(s);
-      await until(() => s.out().includes("ready"), "ready");
+      await until("ready", () => s.out().includes("ready"));
       return s;
+    };
+    // The running server owns the database (SQLite, locked to it): storage is read through it.
+    const store = {
+      history: (id: string) => ask<HistoryEvent[]>(servers.at(-1)!, `history ${id}`),
+      outbox: () => ask<OutboxRow[]>(servers.at(-1)!, "outbox"),
     };
     let worker: ReturnType<typeof spawnWorker> | undefined;
     try {
       // 1. The run starts and sleeps; the engine dies with the timer pending.
       const a = await serve(["--start", runId]);
       await until(
-        async () => count(await store.history(runId), "TimerStarted") === 1,
         "the sleep's timer",
+        async () => count(await store.history(runId), "TimerStarted") === 1,
       );
       await a.kill();
 
       // 2. Restarted; the signal arrives while the run still sleeps (before its wait).
       const b = await serve();
       b.child.stdin!.write(`signal ${runId} go {"n":10}\n`);
-      await until(() => b.out().includes(`signalled ${runId} true`), "the signal recorded");
+      await until("the signal recorded", () => b.out().includes(`signalled ${runId} true`));
       await b.kill();
 
       // 3. Restarted with no worker: the timer fires, the wait takes the early signal, the
       // child starts and its members wait in the outbox; the engine dies again.
       const c = await serve();
       let childId: string | undefined;
-      await until(async () => {
+      await until("the child's members in the outbox", async () => {
         const started = (await store.history(runId)).find((e) => e.type === "ChildStarted");
         childId = started?.type === "ChildStarted" ? started.child_run_id : undefined;
         return (
@@ -141,7 +153,7 @@ output: "$sum(steps.each.n)"
           count(await store.history(childId), "ActivityScheduled") === 6 &&
           (await store.outbox()).filter((r) => r.state === "claimed").length === 2
         );
-      }, "the child's members in the outbox");
+      });
       await c.kill();
 
       // 4. Restarted with a worker: the child's members run, the child completes, and the
@@ -159,7 +171,7 @@ output: "$sum(steps.each.n)"
         "--token-file",
         await tokenFile(dir, "any"),
       ]);
-      await until(() => d.out().includes(`ended ${runId}`), "the run's end", 30_000);
+      await until("the run's end", () => d.out().includes(`ended ${runId}`), { timeoutMs: 30_000 });
       assert.match(d.out(), new RegExp(`ended ${runId} Completed`));
 
       const history = await store.history(runId);

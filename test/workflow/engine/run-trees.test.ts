@@ -1,11 +1,10 @@
-// Run trees through the engine with real `skein worker` processes over the file store
+// Run trees through the engine with real `skein worker` processes over the SQLite store
 // stand-in: the outbox ceiling sampled from storage, no ceiling when the outbox is disabled,
 // ordinary calls passing a full outbox, a three-level tree cancelled at the root (and by a
 // deadline), and pause/resume.
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
   parseDefinition,
@@ -18,7 +17,8 @@ import {
   type RunState,
 } from "../../../src/workflow/engine/index.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
-import { FileStore } from "../../helpers/file-store.ts";
+import { openRuns } from "../../support/sqlite-runs.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   sessions,
@@ -26,21 +26,13 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 async function setup(options: Partial<EngineOptions> = {}, library: WorkflowDefinition[] = []) {
   const dir = await tempDir();
-  const store = new FileStore(join(dir, "history.jsonl"));
+  const store = openRuns(dir);
   const ended = new Map<string, RunState>();
   const engine = new Engine({
     store,
@@ -92,7 +84,7 @@ async function setup(options: Partial<EngineOptions> = {}, library: WorkflowDefi
     return runId;
   };
   const end = async (runId: string, ms?: number) => {
-    await until(() => ended.has(runId), `the end of run ${runId}`, ms);
+    await until(`the end of run ${runId}`, () => ended.has(runId), { timeoutMs: ms });
     return ended.get(runId)!;
   };
   const close = async () => {
@@ -191,7 +183,7 @@ describe("the outbox with real workers", () => {
     try {
       await sessions(t.endpoint, 2);
       const fanout = await t.start(FANOUT, { items: Array(10).fill(60_000) });
-      await until(() => t.engine.claimed("default") === 2, "a full outbox");
+      await until("a full outbox", () => t.engine.claimed("default") === 2);
       const call = parseDefinition(
         "name: one\ntask_queue: q\nsteps: [{id: a, call: {action: inc, task_queue: fast, input: \"{'n': 1}\"}}]",
         "yaml",
@@ -201,7 +193,7 @@ describe("the outbox with real workers", () => {
       assert.equal(t.engine.claimed("default"), 2, "the outbox was still full");
       const result = await t.engine.cancel(fanout);
       assert.deepEqual(result, { runId: fanout, applied: true, status: "Cancelled" });
-      await until(() => t.endpoint.matcher.stats().holding === 0, "aborted member handlers");
+      await until("aborted member handlers", () => t.endpoint.matcher.stats().holding === 0);
       assert.equal(t.engine.claimed("default"), 0, "the cancelled run's claims were freed");
     } finally {
       slow.kill();
@@ -252,7 +244,7 @@ steps:
 async function liveTree(t: Awaited<ReturnType<typeof setup>>, root: string) {
   const childOf = (runId: string, step: string) =>
     t.engine.state(runId)?.children.get(step)?.childRunId;
-  await until(() => {
+  await until("a live three-level tree", () => {
     const mid = childOf(root, "mid");
     const leaf = mid === undefined ? undefined : childOf(mid, "g");
     const quickEnded = t.engine.state(root)?.children.get("quick")?.ended !== undefined;
@@ -263,7 +255,7 @@ async function liveTree(t: Awaited<ReturnType<typeof setup>>, root: string) {
       t.endpoint.matcher.liveAttempts(mid!).length === 1 &&
       t.endpoint.matcher.liveAttempts(leaf).length === 1
     );
-  }, "a live three-level tree");
+  });
   const mid = childOf(root, "mid")!;
   return {
     quick: childOf(root, "quick")!,
@@ -294,7 +286,9 @@ describe("the cancellation cascade with real workers", () => {
           assert.equal((await t.end(runId)).status, "Cancelled");
         }
         // In-flight handlers (60 s holds) were aborted: every slot comes free at once.
-        await until(() => t.endpoint.matcher.stats().holding === 0, "aborted handlers", 10_000);
+        await until("aborted handlers", () => t.endpoint.matcher.stats().holding === 0, {
+          timeoutMs: 10_000,
+        });
         for (const runId of [root, tree.mid, tree.leaf]) {
           const history = await t.store.history(runId);
           const cancels = history.filter((e) => e.type === "RunCancelled");
@@ -332,8 +326,8 @@ describe("a descendant started concurrently with the cascade", () => {
         // its own child in the same ticks as the cascade runs.
         await t.engine.cancel(root);
         await t.engine.idle();
-        await until(() => t.engine.running === 0, "every run of the tree ended");
-        const runs = [...(await t.store.runs()).values()];
+        await until("every run of the tree ended", () => t.engine.running === 0);
+        const runs = await t.store.runs();
         assert.ok(runs.length >= 2 * (round + 1));
         for (const run of runs) assert.equal(run.status, "Cancelled", `run ${run.runId}`);
       }
@@ -360,12 +354,12 @@ steps:
         "yaml",
       );
       const runId = await t.start(def, {});
-      await until(() => t.endpoint.matcher.liveAttempts(runId).length === 1, "a in flight");
+      await until("a in flight", () => t.endpoint.matcher.liveAttempts(runId).length === 1);
       assert.deepEqual(await t.engine.pause(runId), { runId, applied: true, status: "Paused" });
       assert.deepEqual(await t.engine.pause(runId), { runId, applied: false, status: "Paused" });
       await until(
-        () => t.engine.state(runId)?.activities.get(1)?.result !== undefined,
         "a's result recorded while paused",
+        () => t.engine.state(runId)?.activities.get(1)?.result !== undefined,
       );
       await sleep(100);
       assert.equal(t.engine.state(runId)?.activities.size, 1, "b was not scheduled while paused");

@@ -14,7 +14,7 @@ import { Engine, type RunState } from "../../../src/workflow/engine/index.ts";
 import { SPECULATION_DEPTH } from "../../../src/workflow/engine/speculation.ts";
 import type { EngineStore, RunAppend } from "../../../src/workflow/engine/store.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
-import { openRuns } from "../../helpers/sqlite-runs.ts";
+import { openRuns } from "../../support/sqlite-runs.ts";
 import {
   ACTIVITIES,
   sessions,
@@ -22,7 +22,7 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

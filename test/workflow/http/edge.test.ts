@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import type { Socket } from "node:net";
 import { after, before, describe, test } from "node:test";
+import { until } from "../../support/until.ts";
 import { open, parseResponse, rawRequest, readToClose } from "../support/raw-http.ts";
 import {
   adminToken,
@@ -168,17 +169,15 @@ describe("HTTP edge: every refusal has the error body (raw requests)", () => {
     await new Promise((r) => setTimeout(r, 100));
     const stopped = server.stop();
     // The listener stops accepting once the stop begins.
-    for (;;) {
-      const refused = await open(server.url).then(
+    await until("the listener to refuse connections", () =>
+      open(server.url).then(
         (s) => {
           s.destroy();
           return false;
         },
         () => true,
-      );
-      if (refused) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      ),
+    );
     socket.write(`${body.slice(3)}GET /health HTTP/1.1${CRLF}host: x${CRLF}${CRLF}`);
     const text = await closed;
     const second = text.indexOf("HTTP/1.1", 1);

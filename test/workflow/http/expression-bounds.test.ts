@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { until } from "../../support/until.ts";
 import {
   adminToken,
   type ServerProcess,
@@ -32,15 +33,6 @@ async function ask(server: ServerProcess, path: string, token?: string, body?: o
   });
   // biome-ignore lint/suspicious/noExplicitAny: each call asserts the shape it reads
   return { status: response.status, body: (await response.json()) as any };
-}
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const healthy = async (server: ServerProcess) =>

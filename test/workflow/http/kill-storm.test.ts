@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { freePort, moduleWorker } from "../../helpers/worker-endpoint.ts";
+import { freePort, moduleWorker } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,

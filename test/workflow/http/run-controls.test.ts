@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ACTIVITIES, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { ACTIVITIES, spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -37,15 +38,6 @@ async function start(name: string, input: object = {}): Promise<string> {
   const r = await api("/workflows/start", { name, input });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.workflow_id;
-}
-
-async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1000; i++) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((done) => setTimeout(done, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function status(workflowId: string): Promise<string> {

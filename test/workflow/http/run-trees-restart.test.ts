@@ -4,7 +4,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { freePort, moduleWorker } from "../../helpers/worker-endpoint.ts";
+import { until } from "../../support/until.ts";
+import { freePort, moduleWorker } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,
@@ -57,14 +58,9 @@ test("timers, signals, child awaits and outbox members resume after SIGKILL of t
       type: string;
       [k: string]: unknown;
     }[];
-  const until = async <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => {
-    for (let i = 0; i < 1500; i++) {
-      const value = await read().catch(() => undefined);
-      if (value !== undefined) return value;
-      await new Promise((done) => setTimeout(done, 20));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
+  // The server restarts in between: a request that fails meanwhile is read as "not yet".
+  const untilAnswered = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> =>
+    until(what, () => read().catch(() => undefined));
   const restart = async () => {
     await server.stop("SIGKILL");
     server = await startServe(config, ["--grpc-listen", grpc]);
@@ -76,12 +72,12 @@ test("timers, signals, child awaits and outbox members resume after SIGKILL of t
   const id: string = started.body.workflow_id;
 
   // 1. Killed while the durable timer is pending.
-  await until("the timer", async () =>
+  await untilAnswered("the timer", async () =>
     count(await history(id), "TimerStarted") === 1 ? true : undefined,
   );
   await restart();
   // 2. The timer fires after the restart; the run reaches its wait; a signal; killed again.
-  await until("the timer fired", async () =>
+  await untilAnswered("the timer fired", async () =>
     count(await history(id), "TimerFired") === 1 ? true : undefined,
   );
   const signalled = await api("/workflows/signal", {
@@ -91,13 +87,13 @@ test("timers, signals, child awaits and outbox members resume after SIGKILL of t
   });
   assert.equal(signalled.body.applied, true);
   // 3. Killed while the parent awaits its child (the child sleeping).
-  const kid = await until("the child", async () => {
+  const kid = await untilAnswered("the child", async () => {
     const e = (await history(id)).find((x) => x.type === "ChildStarted");
     return e?.child_run_id as string | undefined;
   });
   await restart();
 
-  const run = await until("the run to complete", async () => {
+  const run = await untilAnswered("the run to complete", async () => {
     const r = await api("/workflows/describe", { workflow_id: id });
     return r.body.run?.status === "Completed" ? r.body.run : undefined;
   });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
+import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
   call,

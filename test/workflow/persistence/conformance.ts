@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
-import { engineStoreConformance } from "../../helpers/engine-store-conformance.ts";
+import { engineStoreConformance } from "../../support/engine-store-conformance.ts";
 import { workflowPersistenceConformance } from "./workflows-conformance.ts";
 
 export interface Backend {

@@ -1,6 +1,6 @@
 // Workflow persistence as a reusable suite (definitions by content hash; run records, pages
 // and histories): the SQLite and PostgreSQL backends both run it, next to the EngineStore
-// contract (test/helpers/engine-store-conformance.ts).
+// contract (test/support/engine-store-conformance.ts).
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

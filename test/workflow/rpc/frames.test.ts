@@ -17,7 +17,8 @@ import {
   openRaw,
   type RawStream,
   type StreamEnd,
-} from "../../helpers/raw-worker.ts";
+} from "../../support/raw-worker.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   offer,
@@ -27,7 +28,7 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 const TOKEN = "worker-all";
 
@@ -38,13 +39,6 @@ function ends(stream: RawStream, what: string, ms = 5_000): Promise<StreamEnd> {
     timer = setTimeout(() => fail(new Error(`stream still open, expected ${what}`)), ms);
   });
   return Promise.race([stream.ended, late]).finally(() => clearTimeout(timer));
-}
-
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const deadline = Date.now() + ms; !check(); ) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const ref = (fields: Partial<AttemptRef> = {}) => ({
@@ -224,7 +218,7 @@ describe("re-attach", () => {
       assert.equal(endpoint.matcher.offer(task), "dispatched");
       await b.until((f) => f.frame === "task", "b's task");
       b.close();
-      await until(() => recorder.detached.length === 1, "the attempt to be detached");
+      await until("the attempt to be detached", () => recorder.detached.length === 1);
 
       a.send({ frames: [hello({ namespace: "a", running: [{ ref: task.ref, action: "add" }] })] });
       const end = await ends(a, "a refusal");
@@ -267,8 +261,8 @@ describe("re-attach", () => {
       }
       assert.deepEqual(endpoint.matcher.stats(), { sessions: 20, holding: 40, waiting: 0 });
       for (const s of streams) s.close();
-      await until(() => endpoint.matcher.stats().sessions === 0, "the sessions to close");
-      await until(() => endpoint.matcher.stats().holding === 0, "the phantoms to be forgotten");
+      await until("the sessions to close", () => endpoint.matcher.stats().sessions === 0);
+      await until("the phantoms to be forgotten", () => endpoint.matcher.stats().holding === 0);
     } finally {
       await endpoint.close();
     }
@@ -312,7 +306,7 @@ describe("connections", () => {
     try {
       for (let i = 0; i < 3; i++) open.push(dial(endpoint.port));
       // An accepted connection gets the server's HTTP/2 settings.
-      await until(() => open.every((c) => c.bytes() > 0), "the server's settings");
+      await until("the server's settings", () => open.every((c) => c.bytes() > 0));
       const extra = [dial(endpoint.port), dial(endpoint.port)];
       await Promise.all(extra.map((c) => c.closed));
       assert.deepEqual(
@@ -323,7 +317,7 @@ describe("connections", () => {
       await open[0]!.closed;
       const again = dial(endpoint.port);
       open.push(again);
-      await until(() => again.bytes() > 0, "a connection in the freed place");
+      await until("a connection in the freed place", () => again.bytes() > 0);
     } finally {
       for (const c of open) c.socket.destroy();
       await endpoint.close();

@@ -10,8 +10,8 @@ import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { workerService } from "../../../src/protocol/worker-stream/index.ts";
-import { hello, openRaw, type StreamEnd } from "../../helpers/raw-worker.ts";
-import { moduleWorker } from "../../helpers/worker-endpoint.ts";
+import { hello, openRaw, type StreamEnd } from "../../support/raw-worker.ts";
+import { moduleWorker } from "../../support/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "../support/server.ts";
 
 const STREAMS = 240;

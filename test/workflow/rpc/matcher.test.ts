@@ -14,7 +14,7 @@ import {
   tempDir,
   tokenFile,
   writeJson,
-} from "../../helpers/worker-endpoint.ts";
+} from "../../support/worker-endpoint.ts";
 
 async function moduleDoc() {
   const dir = await tempDir();

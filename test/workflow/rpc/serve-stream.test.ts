@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { MAX_JSON_DEPTH } from "../../../src/common/decode/sources.ts";
 import type { AttemptRef, ServerFrame } from "../../../src/protocol/worker-stream/index.ts";
-import { completion, hello, isWelcome, openRaw, type RawStream } from "../../helpers/raw-worker.ts";
+import { completion, hello, isWelcome, openRaw, type RawStream } from "../../support/raw-worker.ts";
 import {
   adminToken,
   call,

@@ -59,10 +59,10 @@ describe("supervisor", () => {
     const status = await s.apply("logs", target);
     assert.equal(status.state, "running");
     assert.equal(alive(status.pid!), true);
-    const text = await until(async () => {
+    const text = await until("log lines", async () => {
       const t = await readFile(target.logFile, "utf8").catch(() => "");
       return t.includes("err line") && t.includes("out logs@1") ? t : undefined;
-    }, "log lines");
+    });
     assert.match(text, /out logs@1/);
     await s.close();
     assert.equal(alive(status.pid!), false);
@@ -123,10 +123,10 @@ describe("supervisor", () => {
     };
     s = supervisor(recording);
     await s.apply("crash", await spec("crash", "process.exit(3)"));
-    const backing = await until(() => {
+    const backing = await until("six launches, then a backoff", () => {
       const st = s.status("crash");
       return waits.length >= 6 && st?.state === "backing_off" ? st : undefined;
-    }, "six launches, then a backoff");
+    });
     assert.ok(backing.restarts >= 6);
     assert.equal(backing.lastExit?.code, 3);
     assert.equal(typeof backing.nextStartAt, "number");

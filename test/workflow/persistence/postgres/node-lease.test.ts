@@ -12,7 +12,7 @@ import {
   LEASE_APPLICATION_NAME,
   NodeLease,
 } from "../../../../src/workflow/persistence/postgres/node-lease.ts";
-import { POSTGRES_URL, postgresUnreachable } from "../../../helpers/postgres.ts";
+import { POSTGRES_URL, postgresUnreachable } from "../../../support/postgres.ts";
 
 const URL = POSTGRES_URL;
 

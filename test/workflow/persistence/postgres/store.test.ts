@@ -8,7 +8,7 @@ import {
   MIGRATIONS,
 } from "../../../../src/workflow/persistence/postgres/migrations.ts";
 import { PostgresWorkflowStore } from "../../../../src/workflow/persistence/postgres/store.ts";
-import { POSTGRES_URL, postgresUnreachable } from "../../../helpers/postgres.ts";
+import { POSTGRES_URL, postgresUnreachable } from "../../../support/postgres.ts";
 import { workflowStoreConformance } from "../conformance.ts";
 
 const URL = POSTGRES_URL;

@@ -13,7 +13,7 @@ import {
 import { PAGE_BY_STATUS_SQL } from "../../../../src/workflow/persistence/sqlite/runs.ts";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
-import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
+import { databaseFromTheFuture } from "../../../support/sqlite-schema.ts";
 import { workflowStoreConformance } from "../conformance.ts";
 
 const dirs: string[] = [];

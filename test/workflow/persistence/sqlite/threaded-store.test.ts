@@ -11,7 +11,7 @@ import { SkeinError } from "../../../../src/common/errors.ts";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { LATEST_SCHEMA_VERSION } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { ThreadedSqliteStore } from "../../../../src/workflow/persistence/sqlite/threaded-store.ts";
-import { databaseFromTheFuture } from "../../../helpers/sqlite-schema.ts";
+import { databaseFromTheFuture } from "../../../support/sqlite-schema.ts";
 import { workflowStoreConformance } from "../conformance.ts";
 import { started, V1 } from "../workflows-conformance.ts";
 

@@ -21,6 +21,7 @@ import {
   type WorkerEndpoint,
   type WorkerEndpointOptions,
 } from "../../src/workflow/rpc/server.ts";
+import { until } from "./until.ts";
 
 export const SKEIN_BIN = fileURLToPath(new URL("../../bin/skein.ts", import.meta.url));
 export const ACTIVITIES = fileURLToPath(
@@ -263,9 +264,7 @@ export function offer(action: string, input: unknown, extra: Partial<TaskOffer> 
 
 /** Waits until the matcher has `n` live sessions. */
 export async function sessions(endpoint: WorkerEndpoint, n: number, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (endpoint.matcher.stats().sessions !== n) {
-    if (Date.now() > until) throw new Error(`expected ${n} worker sessions`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(`${n} worker sessions`, () => endpoint.matcher.stats().sessions === n, {
+    timeoutMs: ms,
+  });
 }

@@ -1,0 +1,163 @@
+/**
+ * One store node, in the shape of the workflow server (src/workflow/server.ts): plan (the
+ * start-up checks that need the file system, writing nothing), open (the identity client,
+ * asked before anything is written; the name lock and store files; the query and embedding
+ * workers), listen (the Unix socket), stop (everything in reverse order, the socket removed
+ * and the name released). `skein-store serve` is this plus a service file and a stop signal.
+ * A refusal before listening undoes what was done and leaves nothing on disk.
+ */
+
+import { SkeinError } from "../common/errors.ts";
+import type { Logger } from "../common/log.ts";
+import type { StoreServiceConfig } from "./config/types.ts";
+import { EmbedService } from "./embed/service.ts";
+import { openStore, type Store } from "./engine/index.ts";
+import { INVALID_SOCKET } from "./errors.ts";
+import { connectIdp } from "./idp/discovery.ts";
+import type { IdpGate } from "./idp/gate.ts";
+import { QueryService } from "./query/service.ts";
+import {
+  commitStartup,
+  planStartup,
+  type StartupOptions,
+  type StartupPlan,
+  type StoreStartup,
+} from "./startup/plan.ts";
+import { removeSocket } from "./startup/socket-path.ts";
+import { type StoreServer, startStoreServer } from "./transport/server.ts";
+
+export interface RunningStore {
+  readonly startup: StoreStartup;
+  /** Closes connections, workers and the store, removes the socket, releases the name. */
+  stop(): Promise<void>;
+}
+
+/** The start-up checks of a decoded service file; nothing is written. */
+export function planStoreService(
+  config: StoreServiceConfig,
+  options: StartupOptions,
+): Promise<StartupPlan> {
+  return planStartup(config, options);
+}
+
+/** Opens the planned store and listens on its socket; undoes everything on a refusal. */
+export async function startStoreService(plan: StartupPlan, log: Logger): Promise<RunningStore> {
+  // The issuer is asked before anything is written: a refusal leaves nothing on disk.
+  const idp = await startIdp(plan.startup, log);
+  let committed: Awaited<ReturnType<typeof commitStartup>>;
+  try {
+    committed = await commitStartup(plan);
+  } catch (error) {
+    idp?.close();
+    throw error;
+  }
+  let store: Store;
+  try {
+    store = openStore(engineOptions(committed.startup));
+  } catch (error) {
+    idp?.close();
+    await committed.rollback();
+    throw error;
+  }
+  const { config } = committed.startup;
+  // A failed probe does not stop the store: it is logged and answers every query.
+  const queries = config.query === null ? null : await QueryService.start(config.query);
+  if (queries?.failure) {
+    log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
+  }
+  const embed = await startEmbed(committed.startup, log);
+  let server: StoreServer;
+  try {
+    server = await startStoreServer(store, {
+      ...serverOptions(committed.startup),
+      idp,
+      queries,
+      embed,
+    });
+  } catch (error) {
+    idp?.close();
+    queries?.close();
+    await embed?.close();
+    await store.close();
+    await committed.rollback();
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new SkeinError(
+      INVALID_SOCKET,
+      `socket: cannot listen on ${plan.startup.socketPath} (${reason})`,
+    );
+  }
+  embed?.startWalk(store);
+  return {
+    startup: committed.startup,
+    stop: async () => {
+      await server.close();
+      idp?.close();
+      queries?.close();
+      await embed?.close();
+      await store.close();
+      await removeSocket(committed.startup.socketPath);
+      await committed.lock.release();
+    },
+  };
+}
+
+/** The identity client, when the service file has `idp`: null keeps the private socket. */
+async function startIdp(startup: StoreStartup, log: Logger): Promise<IdpGate | null> {
+  const { idp } = startup.config;
+  if (idp === null) return null;
+  const gate = await connectIdp(idp, {
+    credential: startup.placementCredential,
+    warn: (message) => log.warn({ issuer: idp.issuer }, message),
+  });
+  log.info({ issuer: idp.issuer, database: idp.database }, "identity provider decides every act");
+  return gate;
+}
+
+/**
+ * The embedding service, when the service file has the group. A failed start does not stop
+ * the store: it is logged and answers every embedding verb.
+ */
+async function startEmbed(startup: StoreStartup, log: Logger): Promise<EmbedService | null> {
+  const settings = startup.config.embed;
+  if (settings === null) return null;
+  const embed = await EmbedService.start(settings, log);
+  if (embed.failure !== undefined) {
+    log.error({ code: embed.failure.code }, `embedding: ${embed.failure.message}`);
+  } else {
+    log.info(
+      { model: settings.embed_model_sha256, workers: embed.pids },
+      "embedding workers ready",
+    );
+  }
+  return embed;
+}
+
+/** The engine's settings from the decoded service file (the spec's names in comments). */
+function engineOptions({ config, dataDir }: StoreStartup) {
+  const { keep } = config.retention;
+  return {
+    dataDir,
+    branchCacheBytesPerShard: config.branch_cache_bytes_per_shard,
+    maxPage: config.max_page,
+    keptVersions: config.kept_versions,
+    retention: {
+      releaseMaxRows: config.retention.release_max_rows,
+      releaseBatch: config.retention.release_batch,
+      keep: keep === null ? undefined : { versions: keep.versions, days: keep.days },
+    },
+    appendPruneKeepCeiling: config.append_prune_keep_ceiling,
+    appendPruneRemovalCap: config.append_prune_removal_cap,
+    changesScanRecords: config.changes_scan_records,
+    changesNodeBudget: config.changes_node_budget,
+    changesMaxPage: config.changes_max_page,
+  };
+}
+
+function serverOptions({ config, socketPath }: StoreStartup) {
+  return {
+    socketPath,
+    maxFrame: config.max_frame,
+    maxClients: config.max_clients,
+    timeoutMs: config.timeout_ms,
+  };
+}

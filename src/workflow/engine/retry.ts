@@ -1,0 +1,86 @@
+/**
+ * A `call` step's activity commands: its first attempt, and after a failed or timed-out
+ * attempt its retry policy (backoff, `max_attempts`, non-retryable codes), which either
+ * schedules the next attempt with the first attempt's input or fails the run
+ * (`activity_failed`). Pure, like the rest of the decision core.
+ */
+
+import { backoffDelay } from "../../common/backoff.ts";
+import type { CallStep } from "../definitions/types.ts";
+import { type Command, failRun } from "./commands.ts";
+import type { ActivityState } from "./state.ts";
+
+/** The first attempt of a `call` step's activity, with its evaluated input. */
+export function schedule(
+  step: CallStep,
+  key: string,
+  activityId: number,
+  value: unknown,
+  now: number,
+  member: boolean,
+): Command {
+  return {
+    type: "ScheduleActivity",
+    activityId,
+    attempt: 1,
+    stepId: key,
+    action: step.action,
+    taskQueue: step.taskQueue,
+    inputJson: JSON.stringify(value),
+    dispatchAt: now,
+    startToCloseMs: step.startToCloseMs,
+    heartbeatMs: step.heartbeatMs,
+    ...(member ? { member: true } : {}),
+  };
+}
+
+/**
+ * After an attempt's result: a retry after the policy's backoff, or the run's failure when
+ * attempts run out or the failure is not retryable.
+ */
+export function retryOrFail(step: CallStep, activity: ActivityState): Command {
+  const result = activity.result!;
+  const attempt = activity.scheduled.attempt;
+  const policy = step.retry;
+  const what =
+    result.kind === "failed"
+      ? `${result.code}: ${result.message}`
+      : result.kind === "timed_out"
+        ? result.timeout === "worker_lost"
+          ? "worker_lost"
+          : `${result.timeout}_timeout`
+        : "completed";
+  const final =
+    (result.kind === "failed" &&
+      (result.nonRetryable || policy.nonRetryableCodes.includes(result.code))) ||
+    attempt >= policy.maxAttempts;
+  if (final) {
+    return failRun(
+      "activity_failed",
+      `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
+    );
+  }
+  const wait = backoffDelay(
+    {
+      initialMs: policy.initialBackoffMs,
+      maxMs: policy.maxBackoffMs,
+      coefficient: policy.backoffCoefficient,
+    },
+    attempt,
+  );
+  return {
+    type: "ScheduleActivity",
+    activityId: activity.activityId,
+    attempt: attempt + 1,
+    // The step instance (`c[3]/one` inside a collect), as the first attempt recorded it.
+    stepId: activity.stepId,
+    action: step.action,
+    taskQueue: step.taskQueue,
+    // A retry runs the same input: the first attempt's evaluated input is in history.
+    inputJson: activity.scheduled.input_json,
+    dispatchAt: result.at + wait,
+    startToCloseMs: step.startToCloseMs,
+    heartbeatMs: step.heartbeatMs,
+    ...(activity.scheduled.member === true ? { member: true } : {}),
+  };
+}
