@@ -11,6 +11,7 @@ import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
 import { modelCommand } from "./model.ts";
 import { queryCommand } from "./query.ts";
+import { searchCommand } from "./search.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
 
@@ -26,6 +27,7 @@ export const storeProgram: Program = {
     ...verbCommands,
     queryCommand,
     embedCommand,
+    searchCommand,
     modelCommand,
   ],
 };

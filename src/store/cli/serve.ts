@@ -17,6 +17,7 @@ import { openStore, type Store } from "../engine/index.ts";
 import { connectIdp } from "../idp/discovery.ts";
 import type { IdpGate } from "../idp/gate.ts";
 import { QueryService } from "../query/service.ts";
+import { SearchService } from "../search/service.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
@@ -79,17 +80,21 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
         }
         const embed = await startEmbed(committed.startup, log);
+        let search: SearchService | null = null;
         try {
+          search = startSearch(store, embed, committed.startup, deps.env ?? process.env, log);
           server = await startStoreServer(store, {
             ...serverOptions(committed.startup),
             idp,
             queries,
             embed,
+            search,
           });
         } catch (error) {
           stop.dispose();
           idp?.close();
           queries?.close();
+          search?.close();
           await embed?.close();
           await store.close();
           await committed.rollback();
@@ -100,6 +105,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           );
         }
         embed?.startWalk(store);
+        search?.start();
         const { name, dataDir, socketPath } = committed.startup;
         if (plan.startup.created) log.info({ data_dir: dataDir }, "store created");
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
@@ -108,6 +114,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         idp?.close();
         queries?.close();
         await embed?.close();
+        search?.close();
         await store.close();
         await removeSocket(socketPath);
         await committed.lock.release();
@@ -146,6 +153,24 @@ async function startEmbed(startup: StoreStartup, log: Logger): Promise<EmbedServ
     );
   }
   return embed;
+}
+
+/**
+ * The search service, with the embedding group: its indexes live under the data directory.
+ * `SKEIN_SEARCH_INDEX_MIN` (records) overrides the size below which heads are searched
+ * exactly without an HNSW index (tests and benchmarks lower it).
+ */
+function startSearch(
+  store: Store,
+  embed: EmbedService | null,
+  { dataDir }: StoreStartup,
+  env: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+): SearchService | null {
+  if (embed === null) return null;
+  const min = env.SKEIN_SEARCH_INDEX_MIN;
+  const indexMin = min !== undefined && /^\d+$/.test(min) ? Number(min) : undefined;
+  return new SearchService(store, embed, { dataDir, indexMin }, log);
 }
 
 /** The engine's settings from the decoded service file (the spec's names in comments). */

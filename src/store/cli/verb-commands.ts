@@ -9,7 +9,7 @@ import { callVerb, parseJsonArgument, socketOption } from "./call.ts";
 
 const branchOption = { branch: { type: "string" } } as const;
 
-function whole(text: string | undefined, option: string): number | undefined {
+export function whole(text: string | undefined, option: string): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n))
@@ -17,7 +17,7 @@ function whole(text: string | undefined, option: string): number | undefined {
   return n;
 }
 
-function defined(args: Record<string, unknown>): Record<string, unknown> {
+export function defined(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
 }
 

@@ -136,4 +136,11 @@ export const ACTS: Readonly<Record<string, Act>> = {
   "embed.enable": { kind: "one", resource: coll },
   "embed.status": { kind: "one", resource: coll },
   "embed.vectors": { kind: "one", resource: branch },
+  // A search answers records (keys, values) like a list: each row needs read on its record,
+  // and denied rows are left out.
+  "search.text": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, a, row) => [record(d, a, String(row.key))],
+  },
 };

@@ -19,6 +19,8 @@ import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verb
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { QueryService } from "../query/service.ts";
+import type { SearchService } from "../search/service.ts";
+import { searchText } from "../search/verb.ts";
 import { requests } from "./requests.ts";
 
 export interface Session {
@@ -30,9 +32,11 @@ export interface Session {
 export interface VerbServices {
   readonly queries: QueryService | null;
   readonly embed: EmbedService | null;
+  /** Search over embedded fields (with the embedding group). */
+  readonly search?: SearchService | null;
 }
 
-const NO_SERVICES: VerbServices = { queries: null, embed: null };
+const NO_SERVICES: VerbServices = { queries: null, embed: null, search: null };
 
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
@@ -45,11 +49,19 @@ type Handler<V extends keyof Requests> = (
 const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
   "collections.create": (store, a, s) => store.createCollection(a.collection, a.author ?? s.client),
-  "collections.delete": (store, a) => store.deleteCollectionInSteps(a.collection),
+  "collections.delete": (store, a, _s, services) =>
+    store.deleteCollectionInSteps(a.collection).then((swept) => {
+      services.search?.forget(a.collection);
+      return swept;
+    }),
   "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
-  "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
+  "branches.delete": (store, a, _s, services) =>
+    store.deleteBranchInSteps(a.collection, a.branch).then((swept) => {
+      services.search?.forget(a.collection, a.branch);
+      return swept;
+    }),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
     store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),
@@ -70,7 +82,10 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       limit: a.limit,
       cursor: a.cursor,
     }),
-  "store.stats": (store) => store.stats(),
+  "store.stats": (store, _a, _s, services) => ({
+    ...store.stats(),
+    ...(services.search ? { search: services.search.stats() } : {}),
+  }),
   "query.run": (store, a, _s, services) => {
     if (services.queries === null) throw storeError("query_disabled");
     return services.queries.run(store, a);
@@ -80,6 +95,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
     enableField(store, services.embed, a.collection, a.field),
   "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
   "embed.vectors": (store, a, _s, services) => readVectors(store, services.embed, a),
+  "search.text": (store, a, _s, services) => searchText(store, services, a),
 };
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
@@ -89,7 +105,7 @@ export function servedVerbs(services: VerbServices): readonly string[] {
   return VERBS.filter((verb) =>
     verb === "query.run"
       ? services.queries !== null
-      : !verb.startsWith("embed.") || services.embed !== null,
+      : !(verb.startsWith("embed.") || verb.startsWith("search.")) || services.embed !== null,
   );
 }
 
