@@ -1,20 +1,23 @@
 /**
- * One branch head's HNSW index (usearch, its prebuilt native addon): each window of each
- * record is one labelled vector; the labels map back to (key, window). A record's new
- * vectors get new labels and its old ones are removed, so an index is edited in place from
- * a diff. It is checkpointed to files named by the companion version it holds, and a
- * small JSON file names the current checkpoint: written to a temporary name and renamed,
- * so a process killed while saving leaves the previous checkpoint whole (the new files are
- * orphans, deleted at the next open), and a loaded index is caught up from its version.
+ * One branch head's HNSW index (usearch, its prebuilt native addon). Each distinct vector
+ * is one labelled point, shared by every (key, window) that has exactly that vector:
+ * HNSW graphs lose whole clusters of identical points (their neighbour pruning keeps one
+ * of many equal neighbours), and duplicate texts are common in real collections. A
+ * record's new vectors are added and its old ones released, so an index is edited in
+ * place from a diff. It is checkpointed to files named by the companion version it holds,
+ * and a small JSON file names the current checkpoint: written to a temporary name and
+ * renamed, so a process killed while saving leaves the previous checkpoint whole (the new
+ * files are orphans, deleted at the next open), and a loaded index is caught up from its
+ * version.
  */
 
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import usearch, { type Index } from "usearch";
 import type { VectorHit } from "./exact.ts";
 
-/** Graph degree and search breadth: usearch's defaults are tuned for recall near 0.99. */
+/** Graph degree and search breadth (usearch's defaults reach recall near 0.99). */
 const CONNECTIVITY = 16;
 const EXPANSION_ADD = 128;
 const EXPANSION_SEARCH = 64;
@@ -30,13 +33,28 @@ export interface Checkpoint {
   readonly labels: string;
 }
 
+/** One point of the graph: its vector's digest and the (key, window) pairs that have it. */
+interface Point {
+  readonly digest: string;
+  readonly members: Map<string, number>;
+}
+
+function digestOf(vector: Float32Array): string {
+  return createHash("sha256")
+    .update(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength))
+    .digest("base64url")
+    .slice(0, 22);
+}
+
 export class HnswIndex {
   readonly dims: number;
   /** The companion version the index holds. */
   version: number;
   readonly #index: Index;
-  readonly #labels = new Map<string, bigint[]>();
-  readonly #owners = new Map<bigint, { key: string; window: number }>();
+  /** Per key, the label of each window. */
+  readonly #keys = new Map<string, bigint[]>();
+  readonly #points = new Map<bigint, Point>();
+  readonly #byDigest = new Map<string, bigint>();
   #next = 1n;
   /** Most windows any record has: how far a search must look to find k records. */
   #mostWindows = 1;
@@ -57,24 +75,30 @@ export class HnswIndex {
 
   /** Records in the index. */
   get records(): number {
-    return this.#labels.size;
+    return this.#keys.size;
   }
 
-  /** Sets records' vectors (replacing any they had), in one call to the addon. */
+  /** Sets records' vectors (replacing any they had); new points go in one addon call. */
   set(records: readonly { key: string; windows: readonly Float32Array[] }[]): void {
     const labels: bigint[] = [];
     const vectors: Float32Array[] = [];
     for (const { key, windows } of records) {
       this.remove(key);
       if (windows.length === 0) continue;
-      const own = windows.map((w, window) => {
-        const label = this.#next++;
-        this.#owners.set(label, { key, window });
-        labels.push(label);
-        vectors.push(w);
+      const own = windows.map((vector, window) => {
+        const digest = digestOf(vector);
+        let label = this.#byDigest.get(digest);
+        if (label === undefined) {
+          label = this.#next++;
+          this.#byDigest.set(digest, label);
+          this.#points.set(label, { digest, members: new Map() });
+          labels.push(label);
+          vectors.push(vector);
+        }
+        this.#points.get(label)!.members.set(key, window);
         return label;
       });
-      this.#labels.set(key, own);
+      this.#keys.set(key, own);
       if (windows.length > this.#mostWindows) this.#mostWindows = windows.length;
     }
     if (labels.length === 0) return;
@@ -86,50 +110,60 @@ export class HnswIndex {
   }
 
   remove(key: string): void {
-    const labels = this.#labels.get(key);
+    const labels = this.#keys.get(key);
     if (labels === undefined) return;
-    this.#index.remove(BigUint64Array.from(labels));
-    for (const label of labels) this.#owners.delete(label);
-    this.#labels.delete(key);
+    this.#keys.delete(key);
+    const gone: bigint[] = [];
+    for (const label of labels) {
+      const point = this.#points.get(label);
+      if (point === undefined) continue;
+      point.members.delete(key);
+      if (point.members.size > 0) continue;
+      this.#points.delete(label);
+      this.#byDigest.delete(point.digest);
+      gone.push(label);
+    }
+    if (gone.length > 0) this.#index.remove(BigUint64Array.from(gone));
   }
 
   /** The k records nearest the question (best window each), best first. */
   search(question: Float32Array, k: number): VectorHit[] {
-    const size = this.#owners.size;
+    const size = this.#points.size;
     if (size === 0) return [];
     let want = Math.min(size, k * this.#mostWindows);
     for (;;) {
       const found = this.#index.search(question, want, 1);
       const hits = new Map<string, VectorHit>();
-      for (let i = 0; i < found.keys.length; i++) {
-        const owner = this.#owners.get(found.keys[i]!);
-        if (owner === undefined || hits.has(owner.key)) continue;
-        hits.set(owner.key, {
-          key: owner.key,
-          score: 1 - found.distances[i]!,
-          window: owner.window,
-        });
+      for (let i = 0; i < found.keys.length && hits.size < k; i++) {
+        const point = this.#points.get(found.keys[i]!);
+        if (point === undefined) continue;
+        const score = 1 - found.distances[i]!;
+        const members = [...point.members].sort(([a], [b]) => (a < b ? -1 : 1));
+        for (const [key, window] of members) {
+          if (!hits.has(key) && hits.size < k) hits.set(key, { key, score, window });
+        }
       }
-      if (hits.size >= k || want >= size) return [...hits.values()].slice(0, k);
+      if (hits.size >= k || want >= size) return [...hits.values()];
       want = Math.min(size, want * 2);
     }
   }
 
-  /** Writes a checkpoint into `dir` and makes it current (`meta` renamed into place). */
+  /** Writes a checkpoint into `dir` and makes it current (`NAME.json` renamed into place). */
   save(dir: string, name: string, where: { collection: string; branch: string }): Checkpoint {
     const stem = `${name}-${this.version}-${randomUUID().slice(0, 8)}`;
     const checkpoint: Checkpoint = {
-      ...where,
+      collection: where.collection,
+      branch: where.branch,
       version: this.version,
       dims: this.dims,
       index: `${stem}.usearch`,
       labels: `${stem}.labels.json`,
     };
     this.#index.save(join(dir, checkpoint.index));
-    const labels = [...this.#owners].map(([label, o]) => [o.key, o.window, Number(label)]);
+    const points = [...this.#points].map(([label, p]) => [Number(label), p.digest, [...p.members]]);
     writeFileSync(
       join(dir, checkpoint.labels),
-      JSON.stringify({ next: Number(this.#next), labels }),
+      JSON.stringify({ next: Number(this.#next), points }),
     );
     const meta = join(dir, `${name}.json`);
     writeFileSync(`${meta}.tmp`, JSON.stringify(checkpoint));
@@ -141,22 +175,25 @@ export class HnswIndex {
   static load(dir: string, checkpoint: Checkpoint): HnswIndex {
     const index = new HnswIndex(checkpoint.dims, checkpoint.version);
     index.#index.load(join(dir, checkpoint.index));
-    const { next, labels } = JSON.parse(readFileSync(join(dir, checkpoint.labels), "utf8")) as {
+    const { next, points } = JSON.parse(readFileSync(join(dir, checkpoint.labels), "utf8")) as {
       next: number;
-      labels: [string, number, number][];
+      points: [number, string, [string, number][]][];
     };
     index.#next = BigInt(next);
-    for (const [key, window, label] of labels) {
+    for (const [label, digest, members] of points) {
       const big = BigInt(label);
-      index.#owners.set(big, { key, window });
-      const list = index.#labels.get(key) ?? [];
-      list[window] = big;
-      index.#labels.set(key, list);
-      if (window + 1 > index.#mostWindows) index.#mostWindows = window + 1;
+      index.#points.set(big, { digest, members: new Map(members) });
+      index.#byDigest.set(digest, big);
+      for (const [key, window] of members) {
+        const list = index.#keys.get(key) ?? [];
+        list[window] = big;
+        index.#keys.set(key, list);
+        if (window + 1 > index.#mostWindows) index.#mostWindows = window + 1;
+      }
     }
-    if (index.#index.size() !== index.#owners.size) {
+    if (index.#index.size() !== index.#points.size) {
       throw new Error(
-        `checkpoint ${checkpoint.index} holds ${index.#index.size()} vectors, labels name ${index.#owners.size}`,
+        `checkpoint ${checkpoint.index} holds ${index.#index.size()} vectors, its labels ${index.#points.size}`,
       );
     }
     return index;

@@ -99,3 +99,36 @@ export function assertSameHits(rows: { key: string; score: number }[], hits: Hit
     );
   });
 }
+
+/** Waits (bounded) until `predicate` holds. */
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+): Promise<void> {
+  for (let i = 0; i < 4800; i++) {
+    if (await predicate()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+export interface SearchStats {
+  keyword_indexes: number;
+  keyword_bytes: number;
+  vector_indexes: number;
+  vector_records: number;
+  vector_bytes: number;
+}
+
+export async function searchStats(client: StoreClient): Promise<SearchStats> {
+  const stats = (await client.call("store.stats", {})) as { search: SearchStats };
+  return stats.search;
+}
+
+/** Records `{key, value: {body}}` numbered from `from`. */
+export function records(from: number, count: number, shift = 0) {
+  return Array.from({ length: count }, (_, i) => ({
+    key: `r${String(from + i).padStart(5, "0")}`,
+    value: { body: textOf(from + i + shift) },
+  }));
+}
