@@ -8,8 +8,9 @@
  *   records and the index is at, or within a small diff of, the head; else exact search.
  *   The keyword index (keyword.ts) is caught up from the diff since its version, in the
  *   request. So results always reflect the version asked for.
- * - At a past version, with a prefix, or with `exact`: exact search over the stored
- *   vectors of that version, and BM25 over that version's texts in a throwaway index.
+ * - At a past version, with a prefix (vectors) or with `exact`: exact search over the
+ *   stored vectors of that version; at a past version or with `exact`, BM25 over that
+ *   version's texts in a throwaway index.
  * - Vectors of the version asked for that the walk has not written yet are waited for at
  *   most `EMBED_WAIT_MS`, then refused (`embed_version_not_embedded`).
  *
@@ -122,9 +123,11 @@ export class SearchService {
       await admit(store);
     }
     const depth = args.mode === "hybrid" ? hybridDepth(args.k) : args.k;
-    const atHead = version === head && !args.exact && args.prefix === undefined;
     const vector =
-      question === undefined ? [] : await this.#vectorHits(args, version, atHead, question, depth);
+      question === undefined ? [] : await this.#vectorHits(args, version, question, depth);
+    // The head may have moved while the question was embedded: an index serves only the
+    // version it can be brought to, the head.
+    const atHead = !args.exact && version === headVersion(store, args.collection, args.branch);
     const keyword =
       args.mode === "vector" ? [] : this.#keywordHits(args, binding, version, atHead, depth);
     const ranked: { key: string; score: number; window?: number }[] =
@@ -166,12 +169,15 @@ export class SearchService {
   async #vectorHits(
     args: SearchArgs,
     version: number,
-    atHead: boolean,
     question: Float32Array,
     depth: number,
   ): Promise<VectorHit[]> {
     const store = this.#store;
     const found = await this.#embedded(args.collection, args.branch, version);
+    const atHead =
+      !args.exact &&
+      args.prefix === undefined &&
+      version === headVersion(store, args.collection, args.branch);
     if (atHead) {
       const head = embeddedHead(store, args.collection, args.branch);
       const records = head?.companion === found.companion ? head.count : 0;
@@ -223,14 +229,16 @@ export class SearchService {
     const path = parseFieldPath(binding.field);
     if (atHead) {
       const index = this.#keywordAt(args, binding, version, path);
-      return this.#keywords.search(index, args.text, depth);
+      return this.#keywords.search(index, args.text, depth, args.prefix);
     }
-    // A past version, a prefix or exact: BM25 over exactly those texts, in a throwaway index.
+    // A past version (or exact): BM25 over that version's texts in a throwaway index. Every
+    // record is indexed and the prefix applied after, so the scores are those an index of
+    // the version would give (term statistics over the whole branch).
     const scratch = new KeywordIndexes(":memory:");
     try {
-      const texts = keywordTexts(this.#store, { ...args, version }, path, args.prefix);
+      const texts = keywordTexts(this.#store, { ...args, version }, path);
       const index = scratch.rebuild(args.collection, args.branch, binding.field, version, texts);
-      return scratch.search(index, args.text, depth);
+      return scratch.search(index, args.text, depth, args.prefix);
     } finally {
       scratch.close();
     }
@@ -260,8 +268,13 @@ export class SearchService {
         return this.#keywords.apply(index, { puts, deletes }, version);
       }
     }
-    const texts = keywordTexts(this.#store, { ...where, version }, path, undefined);
+    const texts = keywordTexts(this.#store, { ...where, version }, path);
     return this.#keywords.rebuild(args.collection, args.branch, binding.field, version, texts);
+  }
+
+  /** The last diff applied to an HNSW index (records, ms): a benchmark's figure. */
+  get lastIndexUpdate(): { records: number; ms: number } | undefined {
+    return this.#vectors.lastUpdate;
   }
 
   /** Drops the keyword indexes of branches that no longer exist. */
@@ -318,9 +331,8 @@ function* keywordTexts(
   store: Store,
   where: { collection: string; branch: string; version: number },
   path: (string | number)[],
-  prefix: string | undefined,
 ): Generator<{ key: string; text: string }> {
-  for (const { key, value } of dataRecords(store, where, prefix)) {
+  for (const { key, value } of dataRecords(store, where)) {
     const text = fieldText(value, path);
     if (text !== undefined) yield { key, text };
   }

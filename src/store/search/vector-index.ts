@@ -75,6 +75,8 @@ export class VectorIndexes {
   readonly #indexMin: number;
   readonly #log: Logger;
   readonly #heads = new Map<string, Head>();
+  /** The last diff applied to an index: its records and the time it took (benchmarks). */
+  lastUpdate: { records: number; ms: number } | undefined;
 
   constructor(dataDir: string, indexMin: number, log: Logger) {
     this.#dir = join(dataDir, "search", "vectors");
@@ -164,6 +166,7 @@ export class VectorIndexes {
 
   /** Applies the diff to `version`; false when there is none to apply (too long, or gone). */
   #catchUp(store: Store, head: Head, index: HnswIndex, version: number, most: number): boolean {
+    const start = performance.now();
     const companion = companionOf(head.collection);
     const diff = readDiff(
       store,
@@ -185,6 +188,7 @@ export class VectorIndexes {
         .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
     );
     index.version = version;
+    this.lastUpdate = { records: diff.length, ms: performance.now() - start };
     return true;
   }
 

@@ -14,9 +14,9 @@ const SCAN_BATCH = 512;
 /** The stored `{windows, data}` of a companion record, as float32 windows. */
 export function decodeStored(value: unknown): Float32Array[] {
   const { windows, data } = value as { windows: number; data: string };
-  const bytes = Buffer.from(data, "base64");
-  const all = new Float32Array(bytes.length / 4);
-  for (let i = 0; i < all.length; i++) all[i] = bytes.readFloatLE(i * 4);
+  // Stored little-endian, read by copying the bytes (every platform Node runs Skein on is
+  // little-endian): a copy, since a decoded Buffer need not be 4-byte aligned.
+  const all = new Float32Array(new Uint8Array(Buffer.from(data, "base64")).buffer);
   const dims = all.length / windows;
   return Array.from({ length: windows }, (_, w) => all.subarray(w * dims, (w + 1) * dims));
 }

@@ -29,11 +29,11 @@ async function assertCorrect(client: StoreClient): Promise<void> {
       question,
     );
     const keyword = await client.search("notes", "body", question, { mode: "keyword", k: 10 });
-    // prefix "" reads every record into a throwaway index: the keyword oracle.
+    // exact: every record read into a throwaway index, the keyword oracle.
     const scratch = await client.search("notes", "body", question, {
       mode: "keyword",
       k: 10,
-      prefix: "",
+      exact: true,
     });
     assert.deepEqual(keyword.rows, scratch.rows, question);
   }

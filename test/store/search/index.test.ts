@@ -127,7 +127,7 @@ test("after retention releases the indexed version, answers stay exact", async (
       const scratch = await client.search("notes", "body", "world", {
         mode: "keyword",
         k: 20,
-        prefix: "",
+        exact: true,
       });
       assert.deepEqual(keyword.rows, scratch.rows);
     }

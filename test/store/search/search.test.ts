@@ -8,9 +8,11 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { searchCommand } from "../../../src/store/cli/search.ts";
 import type { StoreClient } from "../../../src/store/client/client.ts";
 import { RRF_K } from "../../../src/store/search/fuse.ts";
 import { hybridDepth } from "../../../src/store/search/service.ts";
+import { runCommand } from "../cli/harness.ts";
 import { servedStore } from "../transport/fixture.ts";
 import {
   assertSameHits,
@@ -223,6 +225,38 @@ describe("keyword and hybrid ranking on a labelled corpus", () => {
       );
       assert.equal(hybrid.rows[0]?.key, label, question);
     }
+  });
+
+  test("skein-store search prints the verb's answer; a bad --mode is a usage error", async () => {
+    const socket = ["--socket", served.socket];
+    const printed = await runCommand(searchCommand, [
+      ...socket,
+      "docs",
+      "body",
+      "vector search",
+      "--k",
+      "2",
+      "--mode",
+      "keyword",
+      "--no-values",
+    ]);
+    assert.equal(printed.status, 0, printed.err);
+    const direct = await client.search("docs", "body", "vector search", {
+      k: 2,
+      mode: "keyword",
+      values: false,
+    });
+    assert.deepEqual(JSON.parse(printed.out), direct);
+    const bad = await runCommand(searchCommand, [
+      ...socket,
+      "docs",
+      "body",
+      "x",
+      "--mode",
+      "fuzzy",
+    ]);
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.err, /--mode must be vector, keyword or hybrid/);
   });
 
   test("refusals", async () => {
