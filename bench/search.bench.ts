@@ -36,7 +36,7 @@ import { type Figures, runBench } from "./harness.ts";
 import { CLUSTERS, topicWords } from "./support/clustered-vectors.ts";
 
 const RECORDS = Number(process.env.SKEIN_BENCH_SEARCH_RECORDS ?? 100_000);
-const RECALL_QUESTIONS = 200;
+const RECALL_QUESTIONS = 100;
 const QPS_SECONDS = 5;
 const CONNECTIONS = 4;
 const IN_FLIGHT = 4;
@@ -148,19 +148,24 @@ const figures = {
   queries: {} as Figures,
   update: {} as Figures,
 };
+/** Prints a figure as soon as it is measured (a long run on a loaded machine shows progress). */
+function note(group: keyof typeof figures, name: string, value: number | string): void {
+  figures[group][name] = value;
+  process.stderr.write(`  ${group}.${name} = ${value} (load ${loadavg()[0]!.toFixed(1)})\n`);
+}
 
 // The walk, then the index builds.
 enableField(store, embed, "notes", "body");
 embed.startWalk(store);
 search.start();
-figures.build.walk_s = (await walked()).toFixed(1);
+note("build", "walk_s", (await walked()).toFixed(1));
 let t = performance.now();
 await client.search("notes", "body", question(0), { mode: "vector", values: false });
 while ((await statsOf()).vector_records < RECORDS) await new Promise((r) => setTimeout(r, 50));
-figures.build.hnsw_build_s = ((performance.now() - t) / 1000).toFixed(2);
+note("build", "hnsw_build_s", ((performance.now() - t) / 1000).toFixed(2));
 t = performance.now();
 await client.search("notes", "body", keywordQuestion(0), { mode: "keyword", values: false });
-figures.build.keyword_build_s = ((performance.now() - t) / 1000).toFixed(2);
+note("build", "keyword_build_s", ((performance.now() - t) / 1000).toFixed(2));
 
 // Recall@10 against exact search, both through the socket.
 let found = 0;
@@ -173,20 +178,32 @@ for (let i = 0; i < RECALL_QUESTIONS; i++) {
   const truth = new Set(exact.rows.map((r) => r.key));
   found += indexed.rows.filter((r) => truth.has(r.key)).length;
 }
-figures.queries.recall_at_10 = Number((found / (RECALL_QUESTIONS * 10)).toFixed(4));
+note("queries", "recall_at_10", Number((found / (RECALL_QUESTIONS * 10)).toFixed(4)));
 t = performance.now();
 for (let i = 0; i < 20; i++) {
   await client.search("notes", "body", question(i), { mode: "vector", values: false, exact: true });
 }
-figures.queries.exact_ms = Number(((performance.now() - t) / 20).toFixed(1));
-figures.queries.vector_qps = await rate((c, i) =>
-  c.search("notes", "body", question(i), { mode: "vector", k: 10, values: false }),
+note("queries", "exact_ms", Number(((performance.now() - t) / 20).toFixed(1)));
+note(
+  "queries",
+  "vector_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", question(i), { mode: "vector", k: 10, values: false }),
+  ),
 );
-figures.queries.keyword_qps = await rate((c, i) =>
-  c.search("notes", "body", keywordQuestion(i), { mode: "keyword", k: 10, values: false }),
+note(
+  "queries",
+  "keyword_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", keywordQuestion(i), { mode: "keyword", k: 10, values: false }),
+  ),
 );
-figures.queries.hybrid_qps = await rate((c, i) =>
-  c.search("notes", "body", `${question(i)} ${keywordQuestion(i)}`, { k: 10, values: false }),
+note(
+  "queries",
+  "hybrid_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", `${question(i)} ${keywordQuestion(i)}`, { k: 10, values: false }),
+  ),
 );
 
 // An update of 1,000 changed records.
@@ -195,16 +212,16 @@ const changed = Array.from({ length: UPDATE }, (_, i) => {
   return { key: `k${String(n).padStart(6, "0")}`, value: { body: body(n, 1) } };
 });
 await client.put("notes", changed);
-figures.update.walk_s = (await walked()).toFixed(2);
+note("update", "walk_s", (await walked()).toFixed(2));
 t = performance.now();
 await client.search("notes", "body", question(1), { mode: "vector", values: false });
-figures.update.first_vector_search_ms = Math.round(performance.now() - t);
+note("update", "first_vector_search_ms", Math.round(performance.now() - t));
 const last = search.lastIndexUpdate;
-figures.update.hnsw_catch_up_records = last?.records ?? 0;
-figures.update.hnsw_catch_up_ms = last === undefined ? "none" : Math.round(last.ms);
+note("update", "hnsw_catch_up_records", last?.records ?? 0);
+note("update", "hnsw_catch_up_ms", last === undefined ? "none" : Math.round(last.ms));
 t = performance.now();
 await client.search("notes", "body", keywordQuestion(1), { mode: "keyword", values: false });
-figures.update.keyword_catch_up_ms = Math.round(performance.now() - t);
+note("update", "keyword_catch_up_ms", Math.round(performance.now() - t));
 
 const load = loadavg()
   .map((l) => l.toFixed(2))
