@@ -18,18 +18,23 @@ import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { companionOf } from "../embed/fields.ts";
 import { companionMarker } from "../embed/walk.ts";
-import type { RecordScan, Store } from "../engine/index.ts";
+import type { RecordScan, RecordText, Store } from "../engine/index.ts";
 import { readDiff } from "./diff.ts";
 import type { VectorHit } from "./exact.ts";
 import { type Checkpoint, HnswIndex, removeCheckpointFiles } from "./hnsw.ts";
 import { decodeStored } from "./vectors.ts";
 
-/** Most changed records a search applies to an index before answering. */
-export const CATCH_UP_MOST = 20_000;
+/**
+ * Most changed records a search applies to an index before answering (about 1 ms each on a
+ * loaded 2-core machine, so a search is delayed at most a few seconds; more: exact).
+ */
+export const CATCH_UP_MOST = 2000;
 /** Most changed records the background applies from one diff (more: a rebuild). */
 const BACKGROUND_DIFF_MOST = 200_000;
-/** Records added per background step of a build. */
-const BUILD_STEP = 2048;
+/** Records read per call to the addon during a build. */
+const BUILD_BATCH = 64;
+/** A build step's time: requests are served between steps. */
+const BUILD_STEP_MS = 50;
 /** Least time between two checkpoints of one index. */
 export const CHECKPOINT_MS = 2000;
 
@@ -257,12 +262,19 @@ export class VectorIndexes {
 
   #stepBuild(head: Head): boolean {
     const build = head.build!;
-    const batch = build.scan.take(BUILD_STEP);
-    const records = batch.map(([key, json]) => ({ key, windows: decodeStored(JSON.parse(json)) }));
-    const dims = records.find((r) => r.windows.length > 0)?.windows[0]?.length;
-    if (build.index === undefined && dims !== undefined)
-      build.index = new HnswIndex(dims, build.version);
-    build.index?.set(records);
+    const deadline = performance.now() + BUILD_STEP_MS;
+    let batch: RecordText[];
+    do {
+      batch = build.scan.take(BUILD_BATCH);
+      const records = batch.map(([key, json]) => ({
+        key,
+        windows: decodeStored(JSON.parse(json)),
+      }));
+      const dims = records.find((r) => r.windows.length > 0)?.windows[0]?.length;
+      if (build.index === undefined && dims !== undefined)
+        build.index = new HnswIndex(dims, build.version);
+      build.index?.set(records);
+    } while (batch.length > 0 && performance.now() < deadline);
     if (batch.length > 0) return true;
     build.scan.close();
     head.build = undefined;
