@@ -202,6 +202,9 @@ export class SearchService {
     const companion = companionOf(collection);
     const deadline = performance.now() + EMBED_WAIT_MS;
     for (;;) {
+      // Most searches are at the head, whose vectors are the companion's head: one row.
+      const head = embeddedHead(store, collection, branch);
+      if (head?.data === version) return head;
       const found = findEmbedded(store, companion, branch, version);
       if (found !== undefined) return found;
       const marker = companionMarker(store, companion, branch);
