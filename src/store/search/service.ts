@@ -32,6 +32,7 @@ import { readDiff } from "./diff.ts";
 import { exactSearch, type VectorHit } from "./exact.ts";
 import { fuseRanks } from "./fuse.ts";
 import { type KeywordHit, type KeywordIndex, KeywordIndexes } from "./keyword.ts";
+import { QuestionBatches } from "./questions.ts";
 import { embeddedHead, VectorIndexes } from "./vector-index.ts";
 import { companionRecords, dataRecords } from "./vectors.ts";
 
@@ -83,12 +84,14 @@ export class SearchService {
   readonly #log: Logger;
   readonly #keywords: KeywordIndexes;
   readonly #vectors: VectorIndexes;
+  readonly #questions: QuestionBatches;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(store: Store, embed: EmbedService, options: SearchOptions, log: Logger) {
     this.#store = store;
     this.#embed = embed;
+    this.#questions = new QuestionBatches(embed);
     this.#log = log;
     const dir = join(options.dataDir, "search");
     mkdirSync(dir, { recursive: true });
@@ -119,7 +122,8 @@ export class SearchService {
       throw storeError("version_not_found", `${args.branch} has no version ${version}`);
     let question: Float32Array | undefined;
     if (args.mode !== "keyword") {
-      question = await this.#question(args.text);
+      if (this.#embed.failure !== undefined) throw this.#embed.failure;
+      question = await this.#questions.ask(args.text);
       await admit(store);
     }
     const depth = args.mode === "hybrid" ? hybridDepth(args.k) : args.k;
@@ -155,15 +159,6 @@ export class SearchService {
       );
     }
     return binding;
-  }
-
-  /** The question's vector from the question worker (never windowed; truncated). */
-  async #question(text: string): Promise<Float32Array> {
-    const [result] = await this.#embed.embed("question", [text]);
-    if (result === undefined || !result.ok || result.windows[0] === undefined) {
-      throw storeError("embed_worker_failed", "the question worker answered no vector");
-    }
-    return result.windows[0];
   }
 
   async #vectorHits(

@@ -54,6 +54,25 @@ describe("search.text, exact at small sizes", () => {
     }
   });
 
+  test("concurrent questions share batches; beyond embed_waiting waiting: embed_busy", async () => {
+    const expected = await oracle(client, "notes", keys, "people work world", 3);
+    const answers = await Promise.allSettled(
+      Array.from({ length: 40 }, () =>
+        client.search("notes", "$.body", "people work world", { mode: "vector", k: 3 }),
+      ),
+    );
+    let busy = 0;
+    for (const answer of answers) {
+      if (answer.status === "fulfilled") assertSameHits(answer.value.rows, expected);
+      else {
+        assert.equal((answer.reason as { code: string }).code, "embed_busy");
+        busy++;
+      }
+    }
+    assert.ok(busy > 0, "embed_waiting (4) bounds the questions waiting");
+    assert.ok(busy < 40, "the first ones are answered");
+  });
+
   test("at a past version: the oracle of that version, values of that version", async () => {
     const before = await client.search("notes", "$.body", "text", { mode: "vector", k: 60 });
     const past = before.version;
