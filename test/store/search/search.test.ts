@@ -318,3 +318,46 @@ describe("search.text without the embedding group", () => {
     }
   });
 });
+
+describe("search.text over windowed vectors", () => {
+  test("a record scores its best window; the answer names it; equal to the oracle", async () => {
+    const model = await testModel();
+    const served = await serve({
+      ...embedGroup(model),
+      embed_tokens: 8,
+      embed_windows: true,
+      embed_max_windows: 8,
+      embed_window_overlap_tokens: 2,
+    });
+    try {
+      const client = await served.client();
+      await client.call("collections.create", { collection: "long" });
+      const keys = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, "0")}`);
+      await client.put(
+        "long",
+        keys.map((key, i) => ({
+          key,
+          value: { body: `${textOf(i)} ${textOf(i + 3)} ${textOf(i + 7)} ${textOf(i + 11)}` },
+        })),
+      );
+      await client.embedEnable("long", "body");
+      await settled(client, "long");
+      const stored = await client.embedVectors("long", keys);
+      assert.ok(
+        Object.values(stored.vectors).some((w) => (w?.length ?? 0) > 1),
+        "records have several windows",
+      );
+      for (const question of QUESTIONS) {
+        const answer = await client.search("long", "body", question, { mode: "vector", k: 6 });
+        const hits = await oracle(client, "long", keys, question, 6);
+        assertSameHits(answer.rows, hits);
+        assert.deepEqual(
+          answer.rows.map((r) => r.window),
+          hits.map((h) => h.window),
+        );
+      }
+    } finally {
+      await served.stop();
+    }
+  });
+});
