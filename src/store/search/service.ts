@@ -118,8 +118,11 @@ export class SearchService {
     const binding = this.#binding(args.collection, args.field);
     const head = headVersion(store, args.collection, args.branch);
     const version = args.version ?? head;
-    if (version > head)
+    if (version > head) {
       throw storeError("version_not_found", `${args.branch} has no version ${version}`);
+    }
+    // Resolving the version refuses one the branch does not retain (version_not_found).
+    store.scanRecords({ collection: args.collection, branch: args.branch, version }).close();
     let question: Float32Array | undefined;
     if (args.mode !== "keyword") {
       if (this.#embed.failure !== undefined) throw this.#embed.failure;

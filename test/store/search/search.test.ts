@@ -279,6 +279,10 @@ describe("keyword and hybrid ranking on a labelled corpus", () => {
   });
 
   test("refusals", async () => {
+    const plain = (await client.call("collections.create", { collection: "plain" })) as {
+      receipt: { version: number };
+    };
+    const plainVersion = plain.receipt.version;
     const cases: [string, Record<string, unknown>, string][] = [
       ["a field that is not the embedded one", { field: "title" }, "embed_field_not_found"],
       ["a collection with no embedded field", { collection: "plain" }, "embed_field_not_found"],
@@ -296,8 +300,8 @@ describe("keyword and hybrid ranking on a labelled corpus", () => {
         "embed_input_too_large",
       ],
       ["a version never embedded", { version: 1 }, "embed_version_not_embedded"],
+      ["a version of another collection", { version: plainVersion }, "version_not_found"],
     ];
-    await client.call("collections.create", { collection: "plain" });
     for (const [what, change, code] of cases) {
       const args = { collection: "docs", field: "body", text: "vector", ...change };
       assert.equal(await refusalOf(client.call("search.text", args)), code, what);
