@@ -16,6 +16,7 @@ import { INVALID_SOCKET } from "./errors.ts";
 import { connectIdp } from "./idp/discovery.ts";
 import type { IdpGate } from "./idp/gate.ts";
 import { QueryService } from "./query/service.ts";
+import { SearchService } from "./search/service.ts";
 import {
   commitStartup,
   planStartup,
@@ -41,7 +42,11 @@ export function planStoreService(
 }
 
 /** Opens the planned store and listens on its socket; undoes everything on a refusal. */
-export async function startStoreService(plan: StartupPlan, log: Logger): Promise<RunningStore> {
+export async function startStoreService(
+  plan: StartupPlan,
+  log: Logger,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<RunningStore> {
   // The issuer is asked before anything is written: a refusal leaves nothing on disk.
   const idp = await startIdp(plan.startup, log);
   let committed: Awaited<ReturnType<typeof commitStartup>>;
@@ -66,17 +71,21 @@ export async function startStoreService(plan: StartupPlan, log: Logger): Promise
     log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
   }
   const embed = await startEmbed(committed.startup, log);
+  let search: SearchService | null = null;
   let server: StoreServer;
   try {
+    search = startSearch(store, embed, committed.startup, env, log);
     server = await startStoreServer(store, {
       ...serverOptions(committed.startup),
       idp,
       queries,
       embed,
+      search,
     });
   } catch (error) {
     idp?.close();
     queries?.close();
+    search?.close();
     await embed?.close();
     await store.close();
     await committed.rollback();
@@ -87,6 +96,7 @@ export async function startStoreService(plan: StartupPlan, log: Logger): Promise
     );
   }
   embed?.startWalk(store);
+  search?.start();
   return {
     startup: committed.startup,
     stop: async () => {
@@ -94,6 +104,7 @@ export async function startStoreService(plan: StartupPlan, log: Logger): Promise
       idp?.close();
       queries?.close();
       await embed?.close();
+      search?.close();
       await store.close();
       await removeSocket(committed.startup.socketPath);
       await committed.lock.release();
@@ -130,6 +141,24 @@ async function startEmbed(startup: StoreStartup, log: Logger): Promise<EmbedServ
     );
   }
   return embed;
+}
+
+/**
+ * The search service, with the embedding group: its indexes live under the data directory.
+ * `SKEIN_SEARCH_INDEX_MIN` (records) overrides the size below which heads are searched
+ * exactly without an HNSW index (tests and benchmarks lower it).
+ */
+function startSearch(
+  store: Store,
+  embed: EmbedService | null,
+  { dataDir }: StoreStartup,
+  env: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+): SearchService | null {
+  if (embed === null) return null;
+  const min = env.SKEIN_SEARCH_INDEX_MIN;
+  const indexMin = min !== undefined && /^\d+$/.test(min) ? Number(min) : undefined;
+  return new SearchService(store, embed, { dataDir, indexMin }, log);
 }
 
 /** The engine's settings from the decoded service file (the spec's names in comments). */

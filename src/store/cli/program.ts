@@ -12,6 +12,7 @@ import { embedCommand } from "./embed.ts";
 import { mcpHttpCommand } from "./mcp-http.ts";
 import { modelCommand } from "./model.ts";
 import { queryCommand } from "./query.ts";
+import { searchCommand } from "./search.ts";
 import { serveCommand } from "./serve.ts";
 import { verbCommands } from "./verb-commands.ts";
 import { versioningCommands } from "./versioning-commands.ts";
@@ -30,6 +31,7 @@ export const storeProgram: Program = {
     ...versioningCommands,
     queryCommand,
     embedCommand,
+    searchCommand,
     modelCommand,
   ],
 };

@@ -47,7 +47,7 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         const stop = deps.until ? stopWhen(deps.until) : stopSignal();
         let running: RunningStore;
         try {
-          running = await startStoreService(plan, log);
+          running = await startStoreService(plan, log, deps.env ?? process.env);
         } catch (error) {
           stop.dispose();
           throw error;

@@ -201,6 +201,32 @@ export class StoreClient {
       vectors: Record<string, number[][] | null>;
     }>;
   }
+
+  /** `search.text`: the k records whose embedded `field` best matches `text`. See docs/search.md. */
+  search(collection: string, field: string, text: string, options: SearchOptions = {}) {
+    return this.call("search.text", {
+      collection,
+      field,
+      text,
+      ...options,
+    }) as Promise<SearchAnswer>;
+  }
+}
+
+export interface SearchOptions {
+  branch?: string;
+  version?: number;
+  k?: number;
+  mode?: "vector" | "keyword" | "hybrid";
+  prefix?: string;
+  exact?: boolean;
+  values?: boolean;
+}
+
+export interface SearchAnswer {
+  readonly rows: { key: string; score: number; window?: number; value?: unknown }[];
+  readonly version: number;
+  readonly mode: "vector" | "keyword" | "hybrid";
 }
 
 export interface EmbedStatus {

@@ -184,7 +184,7 @@ export function readVectors(
 }
 
 /** The companion version complete at data `version` of `branch` (default: the latest). */
-function findEmbedded(
+export function findEmbedded(
   store: Store,
   companion: string,
   branch: string,

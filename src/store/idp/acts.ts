@@ -172,6 +172,13 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "one",
     resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),
   },
+  // A search answers records (keys, values) like a list: each row needs read on its record
+  // (on the branch its ref reads), and denied rows are left out.
+  "search.text": {
+    kind: "rows",
+    field: "rows",
+    resources: (d, a, row) => [readRecord(d, a, String(row.key))],
+  },
 };
 
 /**

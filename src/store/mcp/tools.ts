@@ -26,6 +26,7 @@ import {
   type ToolSpec,
   version,
 } from "./schemas.ts";
+import { SEARCH_TOOL } from "./search-tool.ts";
 import { VERSIONING_TOOLS } from "./versioning-tools.ts";
 
 export type { ToolSpec } from "./schemas.ts";
@@ -261,6 +262,7 @@ export const TOOLS: readonly ToolSpec[] = [
     destructive: false,
   },
   ...VERSIONING_TOOLS,
+  SEARCH_TOOL,
 ];
 
 /** The tools whose verb the store serves, in table order. */

@@ -234,4 +234,16 @@ export const requests = {
     version: optional(ref),
     keys: array(key, { min: 1, max: 1024 }),
   }),
+  // k is bounded by max_page (page_limit), checked by the handler.
+  "search.text": object({
+    ...where,
+    version: optional(ref),
+    field: string({ minBytes: 1, maxBytes: 1024 }),
+    text: string({ minBytes: 1 }),
+    k: withDefault(limit, 10),
+    mode: withDefault(oneOf(["vector", "keyword", "hybrid"] as const), "hybrid"),
+    prefix: optional(string({ maxBytes: 1024 })),
+    exact: withDefault(boolean(), false),
+    values: withDefault(boolean(), true),
+  }),
 } as const;

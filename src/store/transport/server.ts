@@ -35,6 +35,7 @@ import { type ActArgs, tagRefsAsBranches } from "../idp/acts.ts";
 import type { Admission, IdpGate } from "../idp/gate.ts";
 import type { Principal } from "../idp/passes.ts";
 import type { QueryService } from "../query/service.ts";
+import type { SearchService } from "../search/service.ts";
 import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
 import {
   type HelloResult,
@@ -67,6 +68,8 @@ export interface StoreServerOptions {
   readonly queries?: QueryService | null;
   /** The embedding group's service (null or absent: embedding verbs answer embed_disabled). */
   readonly embed?: EmbedService | null;
+  /** Search over embedded fields (null or absent: search.text answers embed_disabled). */
+  readonly search?: SearchService | null;
 }
 
 export interface StoreServer {
@@ -83,6 +86,7 @@ export async function startStoreServer(
   const services: VerbServices = {
     queries: options.queries ?? null,
     embed: options.embed ?? null,
+    search: options.search ?? null,
   };
   const verbs = servedVerbs(services);
   const timeoutMs = Math.min(Number(options.timeoutMs), 2_147_483_647);

@@ -20,6 +20,8 @@ import type { Signed } from "../engine/commit.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { QueryService } from "../query/service.ts";
+import type { SearchService } from "../search/service.ts";
+import { searchText } from "../search/verb.ts";
 import { requests } from "./requests.ts";
 
 export interface Session {
@@ -33,9 +35,11 @@ export interface Session {
 export interface VerbServices {
   readonly queries: QueryService | null;
   readonly embed: EmbedService | null;
+  /** Search over embedded fields (with the embedding group). */
+  readonly search?: SearchService | null;
 }
 
-const NO_SERVICES: VerbServices = { queries: null, embed: null };
+const NO_SERVICES: VerbServices = { queries: null, embed: null, search: null };
 
 type Requests = typeof requests;
 type Handler<V extends keyof Requests> = (
@@ -48,11 +52,19 @@ type Handler<V extends keyof Requests> = (
 const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
   "collections.create": (store, a, s) => store.createCollection(a.collection, signer(a, s)),
-  "collections.delete": (store, a) => store.deleteCollectionInSteps(a.collection),
+  "collections.delete": (store, a, _s, services) =>
+    store.deleteCollectionInSteps(a.collection).then((swept) => {
+      services.search?.forget(a.collection);
+      return swept;
+    }),
   "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
-  "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
+  "branches.delete": (store, a, _s, services) =>
+    store.deleteBranchInSteps(a.collection, a.branch).then((swept) => {
+      services.search?.forget(a.collection, a.branch);
+      return swept;
+    }),
   "branches.merge": (store, a, s) =>
     store.merge(a.collection, a.from, a.into, {
       strategy: a.strategy,
@@ -88,7 +100,10 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       limit: a.limit,
       cursor: a.cursor,
     }),
-  "store.stats": (store) => store.stats(),
+  "store.stats": (store, _a, _s, services) => ({
+    ...store.stats(),
+    ...(services.search ? { search: services.search.stats() } : {}),
+  }),
   "query.run": (store, a, _s, services) => {
     if (services.queries === null) throw storeError("query_disabled");
     return services.queries.run(store, a);
@@ -98,7 +113,9 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
     enableField(store, services.embed, a.collection, a.field),
   "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
   "embed.vectors": (store, a, _s, services) =>
-    readVectors(store, services.embed, { ...a, version: dataVersion(store, a) }),
+    readVectors(store, services.embed, { ...a, ...atRef(store, a) }),
+  "search.text": (store, a, _s, services) =>
+    searchText(store, services, { ...a, ...atRef(store, a) }),
 };
 
 /** Author and message of a committing verb: the caller's, else the session's author. */
@@ -109,13 +126,17 @@ function signer(
   return { author: a.author ?? s.author, message: a.message };
 }
 
-/** A ref string resolved to its version number (embedding markers name data versions). */
-function dataVersion(
+/**
+ * A ref string resolved to the branch it reads and its version number (embedding markers and
+ * search indexes name data versions of a branch).
+ */
+function atRef(
   store: Store,
   a: { collection: string; branch: string; version?: number | string | undefined },
-): number | undefined {
-  if (typeof a.version !== "string") return a.version;
-  return store.resolve(a.collection, a.branch, a.version).version.version;
+): { branch: string; version: number | undefined } {
+  if (typeof a.version !== "string") return { branch: a.branch, version: a.version };
+  const resolved = store.resolve(a.collection, a.branch, a.version);
+  return { branch: resolved.branch, version: resolved.version.version };
 }
 
 export const VERBS = Object.keys(handlers) as (keyof Requests)[];
@@ -125,7 +146,7 @@ export function servedVerbs(services: VerbServices): readonly string[] {
   return VERBS.filter((verb) =>
     verb === "query.run"
       ? services.queries !== null
-      : !verb.startsWith("embed.") || services.embed !== null,
+      : !(verb.startsWith("embed.") || verb.startsWith("search.")) || services.embed !== null,
   );
 }
 

@@ -73,7 +73,11 @@ export interface Served {
 }
 
 /** Serves a new store with `group` and waits until it accepts a connection. */
-export async function serve(group: Record<string, unknown>, dataDir?: string): Promise<Served> {
+export async function serve(
+  group: Record<string, unknown>,
+  dataDir?: string,
+  env: Record<string, string> = {},
+): Promise<Served> {
   const dir = await tempRoot();
   const run = join(dir, "run");
   await mkdir(run, { recursive: true });
@@ -86,6 +90,7 @@ export async function serve(group: Record<string, unknown>, dataDir?: string): P
   const running = start(["serve", file, ...create], {
     XDG_RUNTIME_DIR: run,
     SKEIN_LOG_LEVEL: "info",
+    ...env,
   });
   const socket = join(run, "skein-store", "store.sock");
   const logs = () =>

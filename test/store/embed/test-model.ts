@@ -97,16 +97,22 @@ function tokenizerJson(vocab: readonly string[]): unknown {
   };
 }
 
-/** mulberry32: a tiny seeded generator, so the same seed gives the same weights. */
-function generator(seed: number): () => number {
+/** mulberry32: a tiny seeded generator of numbers in [0, 1), the same for the same seed. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Weights in [-0.5, 0.5), the same for the same seed. */
+function generator(seed: number): () => number {
+  const next = mulberry32(seed);
+  return () => next() - 0.5;
 }
 
 function weights(rows: number, dims: number, next: () => number): Buffer {

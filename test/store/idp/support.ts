@@ -12,9 +12,10 @@ import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreClient, type StoreClientOptions } from "../../../src/store/client/client.ts";
+import type { Store } from "../../../src/store/engine/index.ts";
 import { connectIdp } from "../../../src/store/idp/discovery.ts";
 import type { IdpHttpBounds } from "../../../src/store/idp/http.ts";
-import { startStoreServer } from "../../../src/store/transport/server.ts";
+import { type StoreServerOptions, startStoreServer } from "../../../src/store/transport/server.ts";
 import { freshStore } from "../engine/fixture.ts";
 
 const IDP_BIN = fileURLToPath(new URL("../../../bin/skein-idp.ts", import.meta.url));
@@ -135,7 +136,13 @@ export const DATABASE = "db1";
  */
 export async function idpStore(
   idp: RunningIdp,
-  options: { placement?: boolean; bounds?: Partial<IdpHttpBounds>; maxPage?: number } = {},
+  options: {
+    placement?: boolean;
+    bounds?: Partial<IdpHttpBounds>;
+    maxPage?: number;
+    /** Services beside the store (embedding, search), made once the store exists. */
+    services?: (store: Store, dataDir: string) => Promise<Partial<StoreServerOptions>>;
+  } = {},
 ) {
   const warnings: string[] = [];
   let credential: string | null = null;
@@ -159,6 +166,7 @@ export async function idpStore(
     maxClients: 32,
     timeoutMs: 20_000,
     idp: gate,
+    ...(await options.services?.(store, dir)),
   });
   const clients: StoreClient[] = [];
   after(async () => {

@@ -1,0 +1,238 @@
+/**
+ * `npm run bench:search`: search.text over 100,000 records with synthetic clustered
+ * 384-dimension vectors (1,000 clusters) and texts, through the socket.
+ *
+ * The store, its socket server, the embedding service, the walk and the search service run
+ * in this process as in `serve`. The embedding worker is bench/support/clustered-worker (a
+ * real process speaking the worker protocol), which answers each text with the clustered
+ * vector it names, so documents are embedded by the real walk and questions by the real
+ * question worker, from one distribution. Figures:
+ *
+ * - the walk of 100,000 records; the HNSW index build (background, from the first search);
+ *   the keyword index build (the first keyword search);
+ * - vector queries/s (k 10) and recall@10 against exact search (`exact: true`, also through
+ *   the socket), keyword and hybrid queries/s, with `CONNECTIONS` clients each keeping
+ *   `IN_FLIGHT` calls in flight;
+ * - an update of 1,000 changed records: the walk's time to embed them, the HNSW catch-up
+ *   from the diff (the index's own figure), and the keyword catch-up (the first keyword
+ *   search after it).
+ *
+ * Nothing is asserted; the machine is shared, so note its load.
+ */
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { silentLogger } from "../src/common/log.ts";
+import { StoreClient } from "../src/store/client/client.ts";
+import type { EmbedSettings } from "../src/store/config/types.ts";
+import { EmbedService } from "../src/store/embed/service.ts";
+import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
+import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/index.ts";
+import { SearchService } from "../src/store/search/service.ts";
+import { startStoreServer } from "../src/store/transport/server.ts";
+import { type Figures, runBench } from "./harness.ts";
+import { CLUSTERS, topicWords } from "./support/clustered-vectors.ts";
+
+const RECORDS = Number(process.env.SKEIN_BENCH_SEARCH_RECORDS ?? 100_000);
+const RECALL_QUESTIONS = 100;
+const QPS_SECONDS = 5;
+const CONNECTIONS = 4;
+const IN_FLIGHT = 4;
+const UPDATE = 1000;
+const WORKER = fileURLToPath(new URL("./support/clustered-worker", import.meta.url));
+
+const root = mkdtempSync(join(tmpdir(), "skein-bench-search-"));
+process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+
+const body = (i: number, round = 0) =>
+  `c${i % CLUSTERS} s${i + round * RECORDS} ${topicWords(i % CLUSTERS, i + round)}`;
+const question = (i: number) => `c${(i * 7919) % CLUSTERS} q${i}`;
+const keywordQuestion = (i: number) =>
+  topicWords((i * 7919) % CLUSTERS, i)
+    .split(" ")
+    .slice(0, 3)
+    .join(" ");
+
+const settings: EmbedSettings = {
+  embed_worker: WORKER,
+  embed_model_dir: root,
+  embed_model_sha256: "c".repeat(64),
+  embed_memory_bytes: 4n << 30n,
+  embed_threads: 1n,
+  embed_batch_items: 256n,
+  embed_input_bytes: 8192n,
+  embed_tokens: 128n,
+  embed_frame_bytes: 64 << 20,
+  embed_ready_ms: 120_000n,
+  embed_call_ms: 120_000n,
+  embed_waiting: 1024n,
+  embed_request_items: 1024n,
+  embed_page_records: 1024,
+  embed_writer_wait_ms: 10_000n,
+  embed_windows: false,
+  embed_max_windows: null,
+  embed_window_overlap_tokens: null,
+  embed_restart_ms: 1000n,
+  embed_restart_most_ms: 300_000n,
+  embed_question_worker: true,
+};
+
+const dataDir = join(root, "store");
+await createStore(dataDir, { shards: 4, cacheBytesTotal: 256 << 20, executorThreads: 1 });
+const store = openStore({
+  dataDir,
+  branchCacheBytesPerShard: 64 << 20,
+  maxPage: 1024,
+  ...ENGINE_DEFAULTS,
+});
+store.createCollection("notes");
+for (let at = 0; at < RECORDS; at += 1000) {
+  const page = Array.from({ length: Math.min(1000, RECORDS - at) }, (_, i) => ({
+    key: `k${String(at + i).padStart(6, "0")}`,
+    value: { body: body(at + i) },
+  }));
+  store.put({ collection: "notes", branch: "main" }, page);
+}
+const embed = await EmbedService.start(settings, silentLogger());
+if (embed.failure !== undefined) throw embed.failure;
+const search = new SearchService(store, embed, { dataDir }, silentLogger());
+const socketPath = join(root, "s.sock");
+const server = await startStoreServer(store, {
+  socketPath,
+  maxFrame: 16 << 20,
+  maxClients: 64,
+  timeoutMs: 600_000,
+  embed,
+  search,
+});
+const clients = await Promise.all(
+  Array.from({ length: CONNECTIONS }, () =>
+    StoreClient.connect(socketPath, { timeoutMs: 600_000 }),
+  ),
+);
+const client = clients[0]!;
+
+async function walked(): Promise<number> {
+  const start = performance.now();
+  await new Promise((r) => setTimeout(r, 50));
+  while (fieldStatus(store, embed, "notes").pending > 0) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return (performance.now() - start) / 1000;
+}
+
+async function statsOf(): Promise<{ vector_records: number }> {
+  return ((await client.call("store.stats", {})) as { search: { vector_records: number } }).search;
+}
+
+/** Calls per second with CONNECTIONS clients each keeping IN_FLIGHT calls going. */
+async function rate(call: (c: StoreClient, i: number) => Promise<unknown>): Promise<number> {
+  let done = 0;
+  let next = 0;
+  const end = performance.now() + QPS_SECONDS * 1000;
+  const start = performance.now();
+  const lane = async (c: StoreClient) => {
+    while (performance.now() < end) {
+      await call(c, next++);
+      done++;
+    }
+  };
+  await Promise.all(clients.flatMap((c) => Array.from({ length: IN_FLIGHT }, () => lane(c))));
+  return Math.round(done / ((performance.now() - start) / 1000));
+}
+
+const figures = {
+  build: {} as Figures,
+  queries: {} as Figures,
+  update: {} as Figures,
+};
+/** Prints a figure as soon as it is measured (a long run on a loaded machine shows progress). */
+function note(group: keyof typeof figures, name: string, value: number | string): void {
+  figures[group][name] = value;
+  process.stderr.write(`  ${group}.${name} = ${value} (load ${loadavg()[0]!.toFixed(1)})\n`);
+}
+
+// The walk, then the index builds.
+enableField(store, embed, "notes", "body");
+embed.startWalk(store);
+search.start();
+note("build", "walk_s", (await walked()).toFixed(1));
+let t = performance.now();
+await client.search("notes", "body", question(0), { mode: "vector", values: false });
+while ((await statsOf()).vector_records < RECORDS) await new Promise((r) => setTimeout(r, 50));
+note("build", "hnsw_build_s", ((performance.now() - t) / 1000).toFixed(2));
+t = performance.now();
+await client.search("notes", "body", keywordQuestion(0), { mode: "keyword", values: false });
+note("build", "keyword_build_s", ((performance.now() - t) / 1000).toFixed(2));
+
+// Recall@10 against exact search, both through the socket.
+let found = 0;
+for (let i = 0; i < RECALL_QUESTIONS; i++) {
+  const q = question(i);
+  const [indexed, exact] = await Promise.all([
+    client.search("notes", "body", q, { mode: "vector", k: 10, values: false }),
+    client.search("notes", "body", q, { mode: "vector", k: 10, values: false, exact: true }),
+  ]);
+  const truth = new Set(exact.rows.map((r) => r.key));
+  found += indexed.rows.filter((r) => truth.has(r.key)).length;
+}
+note("queries", "recall_at_10", Number((found / (RECALL_QUESTIONS * 10)).toFixed(4)));
+t = performance.now();
+for (let i = 0; i < 20; i++) {
+  await client.search("notes", "body", question(i), { mode: "vector", values: false, exact: true });
+}
+note("queries", "exact_ms", Number(((performance.now() - t) / 20).toFixed(1)));
+note(
+  "queries",
+  "vector_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", question(i), { mode: "vector", k: 10, values: false }),
+  ),
+);
+note(
+  "queries",
+  "keyword_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", keywordQuestion(i), { mode: "keyword", k: 10, values: false }),
+  ),
+);
+note(
+  "queries",
+  "hybrid_qps",
+  await rate((c, i) =>
+    c.search("notes", "body", `${question(i)} ${keywordQuestion(i)}`, { k: 10, values: false }),
+  ),
+);
+
+// An update of 1,000 changed records.
+const changed = Array.from({ length: UPDATE }, (_, i) => {
+  const n = (i * 97) % RECORDS;
+  return { key: `k${String(n).padStart(6, "0")}`, value: { body: body(n, 1) } };
+});
+await client.put("notes", changed);
+note("update", "walk_s", (await walked()).toFixed(2));
+t = performance.now();
+await client.search("notes", "body", question(1), { mode: "vector", values: false });
+note("update", "first_vector_search_ms", Math.round(performance.now() - t));
+const last = search.lastIndexUpdate;
+note("update", "hnsw_catch_up_records", last?.records ?? 0);
+note("update", "hnsw_catch_up_ms", last === undefined ? "none" : Math.round(last.ms));
+t = performance.now();
+await client.search("notes", "body", keywordQuestion(1), { mode: "keyword", values: false });
+note("update", "keyword_catch_up_ms", Math.round(performance.now() - t));
+
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(" ");
+for (const c of clients) await c.close();
+await server.close();
+await embed.close();
+search.close();
+await store.close();
+await runBench("search", [
+  { name: `build (${RECORDS} records, load ${load})`, run: () => figures.build },
+  { name: "queries", run: () => figures.queries },
+  { name: `update of ${UPDATE} records`, run: () => figures.update },
+]);
