@@ -14,6 +14,7 @@ import {
   type Decoder,
   decodeOrThrow,
 } from "../../common/decode/index.ts";
+import { deleteBranchAndVectors, deleteCollectionAndVectors } from "../embed/follow.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
@@ -45,11 +46,11 @@ type Handler<V extends keyof Requests> = (
 const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
   "collections.create": (store, a, s) => store.createCollection(a.collection, a.author ?? s.client),
-  "collections.delete": (store, a) => store.deleteCollectionInSteps(a.collection),
+  "collections.delete": (store, a) => deleteCollectionAndVectors(store, a.collection),
   "branches.list": (store, a) => store.listBranches(a.collection, a.after, a.limit),
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
-  "branches.delete": (store, a) => store.deleteBranchInSteps(a.collection, a.branch),
+  "branches.delete": (store, a) => deleteBranchAndVectors(store, a.collection, a.branch),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
     store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], a.author ?? s.client),

@@ -114,6 +114,18 @@ export async function serve(group: Record<string, unknown>, dataDir?: string): P
   };
 }
 
+/**
+ * An executable worker written from the protocol docs (stalling-worker.ts) that answers
+ * `start` for `model`, then never a batch.
+ */
+export async function stallingWorker(model: TestModel): Promise<string> {
+  const stall = join(await tempRoot(), "stalling-worker");
+  const script = fileURLToPath(new URL("./stalling-worker.ts", import.meta.url));
+  await writeFile(stall, `#!/bin/sh\nexec "$SKEIN_EMBED_NODE" "${script}" "${model.identity}"\n`);
+  await chmod(stall, 0o755);
+  return stall;
+}
+
 /** The refusal code a call rejects with. */
 export async function refusalOf(promise: Promise<unknown>): Promise<string> {
   try {
