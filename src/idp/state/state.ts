@@ -235,6 +235,22 @@ export class IdpState {
     return removed > 0;
   }
 
+  /** Refuses new placements under `database` from now on; false when already frozen. */
+  freezePlacements(database: string): boolean {
+    const sql = "INSERT OR IGNORE INTO frozen_databases (database) VALUES (?)";
+    return this.#sql(sql).run(database).changes > 0;
+  }
+
+  /** Accepts new placements under `database` again; false when it was not frozen. */
+  thawPlacements(database: string): boolean {
+    return this.#sql("DELETE FROM frozen_databases WHERE database = ?").run(database).changes > 0;
+  }
+
+  placementsFrozen(database: string): boolean {
+    const sql = "SELECT 1 FROM frozen_databases WHERE database = ?";
+    return this.#sql(sql).get(database) !== undefined;
+  }
+
   isPlaced(database: string, collection: string, branch: string | undefined): boolean {
     const sql = "SELECT 1 FROM placements WHERE database = ? AND collection = ? AND branch = ?";
     return this.#sql(sql).get(database, collection, branch ?? "") !== undefined;

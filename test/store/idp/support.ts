@@ -82,7 +82,7 @@ export async function runIdp(): Promise<RunningIdp> {
 
 /** Runs one `skein-idp` management command; its stdout (a generated secret, say). */
 export function idpCli(idp: RunningIdp, ...args: string[]): string {
-  const sub = ["user", "client", "group"].includes(args[0]!) ? 2 : 1;
+  const sub = ["user", "client", "group", "placement"].includes(args[0]!) ? 2 : 1;
   const argv = [...args.slice(0, sub), "--data-dir", idp.dataDir, ...args.slice(sub)];
   const r = spawnSync(process.execPath, [IDP_BIN, ...argv], {
     encoding: "utf8",
