@@ -55,18 +55,20 @@ const PUNCTUATION = [
 const NAME = /^[A-Za-z_$][A-Za-z0-9_$]*/;
 const NUMBER = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/;
 const STRING = /^"(?:[^"\\\n\r\u2028\u2029]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/;
-const SPACE = /^(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)+/;
-/** Words that may not name a parameter or stand alone (anything else is a name). */
-export const RESERVED = new Set([
-  "true",
-  "false",
-  "null",
-  "this",
-  "new",
-  "typeof",
-  "void",
-  "delete",
-]);
+// A line comment ends at any of JavaScript's line terminators, not only \n.
+const SPACE = /^(?:\s|\/\/[^\n\r\u2028\u2029]*|\/\*[\s\S]*?\*\/)+/;
+/**
+ * Words that may not name a parameter: the reserved words, and those that some mode or
+ * context treats specially (refusing one here only sends the code to the sandbox).
+ */
+export const RESERVED = new Set(
+  (
+    "break case catch class const continue debugger default delete do else enum export " +
+    "extends false finally for function if import in instanceof new null return super " +
+    "switch this throw true try typeof var void while with await yield let static async " +
+    "eval arguments implements interface package private protected public undefined"
+  ).split(" "),
+);
 
 export function tokenize(code: string): Token[] | undefined {
   const tokens: Token[] = [];

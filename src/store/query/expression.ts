@@ -43,6 +43,10 @@ class Parser {
     this.#params = params;
   }
 
+  isParam(name: string): boolean {
+    return this.#params.includes(name);
+  }
+
   get nodes(): number {
     return this.#nodes;
   }
@@ -195,7 +199,9 @@ class Parser {
       // the first's position: neither is worth matching here.
       if (key === "__proto__" || keys.includes(key)) throw UNSUPPORTED;
       if (token.kind === "name" && (this.peek(",") || this.peek("}"))) {
-        values.push(this.#name(key)); // shorthand `{ args }`
+        // Shorthand `{ args }`: only a parameter (`{ true }` is no shorthand in JavaScript).
+        if (!this.isParam(key)) throw UNSUPPORTED;
+        values.push(this.#name(key));
       } else {
         this.expect(":");
         values.push(this.expression());
@@ -313,7 +319,7 @@ export function compileExpression(code: string): Expression | undefined {
   const params: string[] = [];
   const param = () => {
     const token = tokens[at++];
-    if (token?.kind !== "name" || RESERVED.has(token.text) || token.text === "undefined") {
+    if (token?.kind !== "name" || RESERVED.has(token.text)) {
       throw UNSUPPORTED;
     }
     if (params.includes(token.text)) throw UNSUPPORTED;

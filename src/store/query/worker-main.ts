@@ -22,12 +22,17 @@ import { QUERY_PROTOCOL, type WorkerInput, type WorkerOutput, workerInput } from
 import { prepareSandbox, Sandbox, SandboxError } from "./sandbox.ts";
 
 let sandbox: Sandbox | undefined;
-/** The query's fast path (fast-batch.ts), when its code is a plain expression. */
+/**
+ * The query's fast path (fast-batch.ts), when its code is a plain expression. Its sandbox is
+ * made only when a batch needs it (`sandbox` stays undefined until then), so a page the
+ * fast path answers whole does not pay for a runtime.
+ */
 let fast:
   | {
       readonly expression: Expression;
       readonly args: { readonly value: unknown; readonly bytes: number };
-      readonly limits: { readonly outputsPerRecord: number; readonly memoryBytes: number };
+      readonly compile: Extract<WorkerInput, { type: "compile" }>;
+      readonly startedAt: number;
     }
   | undefined;
 let failure: SandboxError | undefined;
@@ -74,19 +79,13 @@ async function compile(message: Extract<WorkerInput, { type: "compile" }>): Prom
   failure = undefined;
   lastMemoryBytes = message.memory_bytes;
   try {
-    const limits = {
-      timeMs: message.time_ms,
-      memoryBytes: message.memory_bytes,
-      outputsPerRecord: message.outputs_per_record,
-    };
-    // The sandbox is made all the same: it decides whether the code compiles at all, and
-    // runs every batch the fast path gives up on.
-    sandbox = await Sandbox.create(message.code, message.args_json, limits);
+    const startedAt = performance.now();
+    // The grammar is a subset of JavaScript's expressions: what it parses compiles.
     const expression = compileExpression(message.code);
     if (expression !== undefined) {
       const args = { value: JSON.parse(message.args_json), bytes: message.args_json.length };
-      fast = { expression, args, limits };
-    }
+      fast = { expression, args, compile: message, startedAt };
+    } else sandbox = await Sandbox.create(message.code, message.args_json, limitsOf(message));
     send({ type: "compiled", id: message.id });
   } catch (error) {
     failure = error as SandboxError;
@@ -94,19 +93,37 @@ async function compile(message: Extract<WorkerInput, { type: "compile" }>): Prom
   }
 }
 
-function batch(id: number, records: Uint8Array): void {
-  if (sandbox === undefined) {
+function limitsOf(message: Extract<WorkerInput, { type: "compile" }>) {
+  return {
+    timeMs: message.time_ms,
+    memoryBytes: message.memory_bytes,
+    outputsPerRecord: message.outputs_per_record,
+  };
+}
+
+async function batch(id: number, records: Uint8Array): Promise<void> {
+  if (sandbox === undefined && fast === undefined) {
     fail(id, failure ?? new SandboxError("query_worker_failed", "no query compiled"));
     return;
   }
   try {
-    const rows =
-      (fast && runFastBatch(fast.expression, fast.args, records, fast.limits)) ??
-      sandbox.runBatch(records);
+    let rows: Uint8Array | undefined;
+    if (fast !== undefined) {
+      // The same wall-time rule as the sandbox's interrupt: query_time_ms from compile.
+      if (performance.now() > fast.startedAt + fast.compile.time_ms) {
+        throw new SandboxError("query_time_limit", "the query ran past query_time_ms");
+      }
+      rows = runFastBatch(fast.expression, fast.args, records, limitsOf(fast.compile));
+      if (rows === undefined && sandbox === undefined) {
+        const { code, args_json } = fast.compile;
+        sandbox = await Sandbox.create(code, args_json, limitsOf(fast.compile), fast.startedAt);
+      }
+    }
+    rows ??= sandbox!.runBatch(records);
     process.stdout.write(encodeSplicedFrame(`{"type":"outputs","id":${id},"rows":`, rows, "}"));
   } catch (error) {
     failure = error as SandboxError;
-    sandbox.dispose();
+    sandbox?.dispose();
     sandbox = undefined;
     fast = undefined;
     fail(id, error);

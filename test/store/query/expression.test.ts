@@ -11,7 +11,11 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { compileExpression } from "../../../src/store/query/expression.ts";
-import { runFastBatch } from "../../../src/store/query/fast-batch.ts";
+import {
+  PARSE_EXPANSION,
+  RUNTIME_BYTES,
+  runFastBatch,
+} from "../../../src/store/query/fast-batch.ts";
 import { Sandbox } from "../../../src/store/query/sandbox.ts";
 
 const LIMITS = { timeMs: 10_000, memoryBytes: 16 << 20, outputsPerRecord: 4 };
@@ -52,6 +56,9 @@ const COMPILED = [
   "(r) => r.value.tags ? r.value.big : 0",
   '(r) => r.key === "c" ? r.value.__proto__ : 0',
   "(r) => r.value[0]",
+  // A line comment ends at \r as at \n: this is r.key + 1.
+  "(r) => r.key // a comment\r+ 1",
+  "(undefinedish) => ({ undefinedish, u: undefined })",
 ];
 
 /** Codes outside the grammar: the sandbox runs them. */
@@ -78,6 +85,10 @@ const NOT_COMPILED = [
   "(r) => `t${r.key}`",
   "(r) => /x/.test(r.key)",
   "(r) => r.key; r.value",
+  "(if) => 1",
+  "(undefined) => 1",
+  "(r) => ({ true })",
+  "(r) => ({ key })",
 ];
 
 /** Compiled, but some record makes the fast path give the whole batch back. */
@@ -150,6 +161,14 @@ describe("the query fast path", () => {
     const small = { ...LIMITS, memoryBytes: batch.length };
     assert.equal(runFastBatch(expression, { value: null, bytes: 4 }, batch, small), undefined);
     assert.notEqual(runFastBatch(expression, { value: null, bytes: 4 }, batch, LIMITS), undefined);
+  });
+
+  test("a batch that might not fit parsed in query_memory_bytes goes to the sandbox", () => {
+    const expression = compileExpression("(r) => r.key")!;
+    const tight = { ...LIMITS, memoryBytes: RUNTIME_BYTES + batch.length * 10 };
+    assert.equal(runFastBatch(expression, { value: null, bytes: 4 }, batch, tight), undefined);
+    const roomy = { ...LIMITS, memoryBytes: RUNTIME_BYTES + batch.length * (PARSE_EXPANSION + 8) };
+    assert.notEqual(runFastBatch(expression, { value: null, bytes: 4 }, batch, roomy), undefined);
   });
 
   test("expressions past MAX_NODES or deeply nested are left to the sandbox", () => {
