@@ -126,6 +126,16 @@ export async function stallingWorker(model: TestModel): Promise<string> {
   return stall;
 }
 
+/** Waits until the walk has brought every branch of `collection` to its head. */
+export async function walked(client: StoreClient, collection: string): Promise<void> {
+  for (let i = 0; i < 2400; i++) {
+    const status = (await client.call("embed.status", { collection })) as { pending: number };
+    if (status.pending === 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the walk of ${collection} did not finish`);
+}
+
 /** The refusal code a call rejects with. */
 export async function refusalOf(promise: Promise<unknown>): Promise<string> {
   try {

@@ -7,20 +7,8 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { StoreClient } from "../../../src/store/client/client.ts";
 import { ENGINE_DEFAULTS, openStore } from "../../../src/store/engine/index.ts";
-import { embedGroup, refusalOf, serve, testModel } from "./fixture.ts";
-
-async function settled(client: StoreClient): Promise<void> {
-  for (let i = 0; i < 2400; i++) {
-    const status = (await client.call("embed.status", { collection: "notes" })) as {
-      pending: number;
-    };
-    if (status.pending === 0) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.fail("the walk did not finish");
-}
+import { embedGroup, refusalOf, serve, testModel, walked } from "./fixture.ts";
 
 describe("embedding storage follows its data", () => {
   test("deleting a branch or a collection deletes its vectors; companions are not listed", async () => {
@@ -33,7 +21,7 @@ describe("embedding storage follows its data", () => {
       await client.call("document.put", { collection: "notes", key: "a", value: { text: "the" } });
       await client.call("branches.create", { collection: "notes", branch: "draft" });
       await client.call("embed.enable", { collection: "notes", field: "text" });
-      await settled(client);
+      await walked(client, "notes");
       const onDraft = { collection: "notes", branch: "draft", keys: ["a"] };
       await client.call("embed.vectors", onDraft);
 
@@ -56,7 +44,7 @@ describe("embedding storage follows its data", () => {
       );
       // A new branch of the old name starts from main's vectors, not the deleted ones.
       await client.call("branches.create", { collection: "notes", branch: "draft" });
-      await settled(client);
+      await walked(client, "notes");
       await client.call("embed.vectors", onDraft);
 
       await client.call("collections.delete", { collection: "notes" });

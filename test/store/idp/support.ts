@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreClient, type StoreClientOptions } from "../../../src/store/client/client.ts";
+import type { EmbedService } from "../../../src/store/embed/service.ts";
 import { connectIdp } from "../../../src/store/idp/discovery.ts";
 import type { IdpHttpBounds } from "../../../src/store/idp/http.ts";
 import { startStoreServer } from "../../../src/store/transport/server.ts";
@@ -135,7 +136,13 @@ export const DATABASE = "db1";
  */
 export async function idpStore(
   idp: RunningIdp,
-  options: { placement?: boolean; bounds?: Partial<IdpHttpBounds>; maxPage?: number } = {},
+  options: {
+    placement?: boolean;
+    bounds?: Partial<IdpHttpBounds>;
+    maxPage?: number;
+    /** An embedding service to serve beside the store (its walk is started on it). */
+    embed?: EmbedService;
+  } = {},
 ) {
   const warnings: string[] = [];
   let credential: string | null = null;
@@ -159,9 +166,12 @@ export async function idpStore(
     maxClients: 32,
     timeoutMs: 20_000,
     idp: gate,
+    embed: options.embed ?? null,
   });
+  options.embed?.startWalk(store);
   const clients: StoreClient[] = [];
   after(async () => {
+    await options.embed?.close();
     for (const c of clients) await c.close();
     await server.close();
     gate.close();
