@@ -26,6 +26,10 @@ export const IDP_REFUSALS = {
     status: 403,
     text: "only the app client of the database may change its placements",
   },
+  placement_frozen: {
+    status: 409,
+    text: "the operator has frozen new placements under this database (skein-idp placement thaw)",
+  },
   // Requests.
   invalid_request: {
     status: 400,

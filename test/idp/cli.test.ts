@@ -25,7 +25,7 @@ describe("skein-idp management commands (real processes)", async () => {
   test("--help lists the commands; --version prints the version", async () => {
     const help = await idpCli(["--help"]);
     assert.equal(help.status, 0);
-    for (const name of ["serve", "user", "group", "client", "grant", "revoke"]) {
+    for (const name of ["serve", "user", "group", "client", "grant", "revoke", "placement"]) {
       assert.match(help.stdout, new RegExp(`\\n  ${name} `));
     }
     assert.match((await idpCli(["--version"])).stdout, /^\d+\.\d+\.\d+/);
@@ -165,6 +165,32 @@ describe("skein-idp management commands (real processes)", async () => {
       await refused(["grant", ...g("user:alice", "read", bad)], /invalid_resource: resource /);
     }
     await refused(["grant", ...d, "--subject", "user:alice"], /are required/);
+  });
+
+  test("placement freeze and thaw: each says whether it changed anything", async () => {
+    const run = async (...args: string[]) => JSON.parse((await idpCli(args)).stdout) as unknown;
+    assert.deepEqual(await run("placement", "freeze", ...d, "shop"), {
+      database: "shop",
+      frozen: true,
+      changed: true,
+    });
+    assert.deepEqual(await run("placement", "freeze", ...d, "shop"), {
+      database: "shop",
+      frozen: true,
+      changed: false,
+    });
+    assert.deepEqual(await run("placement", "thaw", ...d, "shop"), {
+      database: "shop",
+      frozen: false,
+      changed: true,
+    });
+    assert.deepEqual(await run("placement", "thaw", ...d, "shop"), {
+      database: "shop",
+      frozen: false,
+      changed: false,
+    });
+    await refused(["placement", "freeze", ...d, "sh/op"], /DATABASE must be letters/);
+    await refused(["placement", "melt", ...d, "shop"], /expected one of freeze, thaw/);
   });
 
   test("serve keeps its data directory private; a readable one is refused", async () => {

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { VERBS } from "../../src/store/transport/verbs.ts";
 import { accessToken, idpHome, postJson, resources as r, startIdp } from "./fixture.ts";
 
 const { database: db, collection: col, branch: br, record: rec } = r;
@@ -147,6 +148,9 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
         "query.run",
         "search.text",
         "store.stats",
+        "embed.texts",
+        "embed.status",
+        "embed.vectors",
       ],
       write: ["document.put", "document.delete", "document.append_prune"],
       admin: [
@@ -155,8 +159,12 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
         "branches.create",
         "branches.delete",
         "history.release",
+        "embed.enable",
       ],
     };
+    // Every verb the store serves has its level here (a verb without one is always denied).
+    const listed = Object.values(levels).flat();
+    for (const verb of VERBS) assert.ok(listed.includes(verb), `${verb} has a level`);
     // carol has admin on notes/dev, so every verb is allowed there; bob (write on notes)
     // has exactly read and write; alice (read on shop) exactly read.
     const who: Record<string, string> = { read: "alice", write: "bob", admin: "carol" };

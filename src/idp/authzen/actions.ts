@@ -18,6 +18,12 @@ export const ACTION_LEVELS: ReadonlyMap<string, Level> = new Map<string, Level>(
   ["search.text", LEVELS.read],
   ["store.stats", LEVELS.read],
   ["tags.list", LEVELS.read],
+  // Embedding: texts given in the request and a field's progress and vectors are reads;
+  // binding a field changes the collection (docs/embeddings.md).
+  ["embed.texts", LEVELS.read],
+  ["embed.status", LEVELS.read],
+  ["embed.vectors", LEVELS.read],
+  ["embed.enable", LEVELS.admin],
   ["document.put", LEVELS.write],
   ["document.delete", LEVELS.write],
   ["document.append_prune", LEVELS.write],

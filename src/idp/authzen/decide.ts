@@ -10,9 +10,11 @@
  *   db/D/c/C/b/B/p/P  the records of B whose key starts with P, once B is placed
  *
  * Everything else is false: unknown actions, unknown subject or resource types, subjects
- * without grants. A `Decider` lives for one HTTP request and memoizes what it reads (a
- * subject's groups and grants, placements), so a batch of 1,000 records of one branch reads
- * SQLite a handful of times, while a revoke is seen by the very next request.
+ * without grants. A `Decider` memoizes what it reads (a subject's groups and grants,
+ * placements) in a `DecisionReads`, which outlives the request while the SQLite file is
+ * unchanged (`IdpState.changeMark`, one `PRAGMA data_version` per request) and is emptied as
+ * soon as anything changes: a batch of 1,000 records reads SQLite a handful of times at most,
+ * repeated questions not at all, and a revoke is still seen by the very next request.
  */
 
 import type { GrantScope } from "../names.ts";
@@ -27,13 +29,38 @@ export interface Question {
   readonly target: Target | undefined;
 }
 
+/** Most entries a DecisionReads holds before it starts over (a bound on its memory). */
+export const DECISION_READS_MAX = 10_000;
+
+/** Reads made under one change mark of the state. */
+export class DecisionReads {
+  readonly grants = new Map<string, GrantRow[]>();
+  readonly placed = new Map<string, boolean>();
+  #mark = "";
+
+  /** Empties itself when the state changed since the last request (or it is full). */
+  refresh(state: IdpState): this {
+    const mark = state.changeMark();
+    if (mark !== this.#mark || this.grants.size + this.placed.size > DECISION_READS_MAX) {
+      this.grants.clear();
+      this.placed.clear();
+      this.#mark = mark;
+    }
+    return this;
+  }
+}
+
 export class Decider {
   readonly #state: IdpState;
-  readonly #grants = new Map<string, GrantRow[]>();
-  readonly #placed = new Map<string, boolean>();
+  readonly #grants: Map<string, GrantRow[]>;
+  readonly #placed: Map<string, boolean>;
 
-  constructor(state: IdpState) {
+  /** `reads`: memoized reads to use, refreshed for this request (default: this request's own). */
+  constructor(state: IdpState, reads: DecisionReads = new DecisionReads()) {
     this.#state = state;
+    reads.refresh(state);
+    this.#grants = reads.grants;
+    this.#placed = reads.placed;
   }
 
   decide(question: Question): boolean {

@@ -3,7 +3,8 @@
  * the batch `POST /access/v1/evaluations` with its three `evaluations_semantic`s. Each
  * handler authenticates the caller (caller.ts), decodes the body once, checks that every
  * question is one this caller may ask (403 otherwise: the PEP failing, not a decision), and
- * answers with decisions from one request-scoped Decider. A denial is `decision: false`.
+ * answers with decisions from a Decider whose reads hold while the state is unchanged. A denial
+ * is `decision: false`.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -14,7 +15,7 @@ import type { Caller, CallerAuthenticator } from "../caller.ts";
 import { idpError } from "../errors.ts";
 import { isJson, readBody, sendJson } from "../http/io.ts";
 import type { IdpState } from "../state/state.ts";
-import { Decider, type Question } from "./decide.ts";
+import { Decider, DecisionReads, type Question } from "./decide.ts";
 import { batchRequest, type Evaluation, evaluationRequest, targetOf } from "./request.ts";
 
 export const EVALUATION_PATH = "/access/v1/evaluation";
@@ -75,6 +76,7 @@ function question(caller: Caller, evaluation: Evaluation, path: Path): Question 
 export class AuthzenRoutes {
   readonly #state: IdpState;
   readonly #callers: CallerAuthenticator;
+  readonly #reads = new DecisionReads();
 
   constructor(state: IdpState, callers: CallerAuthenticator) {
     this.#state = state;
@@ -85,13 +87,14 @@ export class AuthzenRoutes {
     const caller = await this.#callers.authenticate(request);
     const evaluation = await decodeBody(request, evaluationRequest, MAX_EVALUATION_BODY_BYTES);
     const asked = question(caller, evaluation, undefined);
-    sendJson(response, 200, { decision: new Decider(this.#state).decide(asked) });
+    const decision = new Decider(this.#state, this.#reads).decide(asked);
+    sendJson(response, 200, { decision });
   }
 
   async evaluations(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const caller = await this.#callers.authenticate(request);
     const body = await decodeBody(request, batchRequest, MAX_EVALUATION_BODY_BYTES);
-    const decider = new Decider(this.#state);
+    const decider = new Decider(this.#state, this.#reads);
     if (body.single !== undefined) {
       const asked = question(caller, body.single, undefined);
       sendJson(response, 200, { decision: decider.decide(asked) });

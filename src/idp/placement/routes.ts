@@ -3,7 +3,9 @@
  * database (`PUT`) and removes them (`DELETE`; removing a collection removes its branches).
  * Placing a branch places its collection too, so a branch is never placed under nothing.
  * Only the app client of database D may touch D's placements: any other valid pass gets
- * 403 `app_credential_required`. Path segments are percent-encoded store names.
+ * 403 `app_credential_required`. While the operator has frozen the database's placements
+ * (`skein-idp placement freeze`), a `PUT` is refused 409 `placement_frozen`. Path segments
+ * are percent-encoded store names.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -77,6 +79,12 @@ export class PlacementRoutes {
     await readBody(request, MAX_PLACEMENT_BODY_BYTES);
     const { database, collection, branch } = path;
     if (request.method === "PUT") {
+      // Checked on every placement (the CLI writes the flag while the server runs); removals
+      // stay allowed, so a store's deletes are never refused.
+      if (this.#state.placementsFrozen(database)) {
+        this.#log({ database, collection, branch }, "placement refused: frozen");
+        throw idpError("placement_frozen");
+      }
       const created = this.#state.place(database, collection, branch);
       this.#log({ database, collection, branch, created }, "placed");
       sendJson(response, 200, { placed: true, created });

@@ -63,6 +63,10 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX oidc_uid ON oidc (uid) WHERE uid IS NOT NULL;
   CREATE INDEX oidc_user_code ON oidc (user_code) WHERE user_code IS NOT NULL;
   `,
+  // 2: databases whose new placements the operator has frozen (`placement freeze`).
+  `
+  CREATE TABLE frozen_databases (database TEXT PRIMARY KEY) STRICT;
+  `,
 ];
 
 export function openIdpDatabase(file: string): DatabaseSync {

@@ -71,6 +71,8 @@ function toGrantRow(raw: RawGrant): GrantRow {
 export class IdpState {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  /** Writes through this connection to what decisions read (data_version misses those). */
+  #writes = 0;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -78,6 +80,16 @@ export class IdpState {
 
   get database(): DatabaseSync {
     return this.#db;
+  }
+
+  /**
+   * Changes whenever what decisions read may have changed: SQLite's `data_version` moves with
+   * every commit of another connection (the management CLI), `#writes` with this one's own
+   * grants, members and placements. Equal marks: reads made under the first still hold.
+   */
+  changeMark(): string {
+    const row = this.#sql("PRAGMA data_version").get() as { data_version: number };
+    return `${row.data_version}:${this.#writes}`;
   }
 
   #sql(text: string): StatementSync {
@@ -119,6 +131,7 @@ export class IdpState {
 
   /** Adds `member` (`user:NAME` or `client:ID`) to the group; false when it already was. */
   addMember(group: string, member: string): boolean {
+    this.#writes++;
     if (!this.hasGroup(group)) throw idpError("unknown_group", `no group ${group}`);
     const result = this.#sql(
       "INSERT OR IGNORE INTO members (group_name, member) VALUES (?, ?)",
@@ -179,6 +192,7 @@ export class IdpState {
 
   /** Adds a grant; false when the same grant already existed. */
   grant(grant: Grant): boolean {
+    this.#writes++;
     const result = this.#sql(
       `INSERT OR IGNORE INTO grants (subject, level, database, collection, branch, prefix, depth)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -188,6 +202,7 @@ export class IdpState {
 
   /** Removes exactly that grant; false when there was none. */
   revoke(grant: Grant): boolean {
+    this.#writes++;
     const result = this.#sql(
       `DELETE FROM grants WHERE subject = ? AND level = ? AND database = ? AND collection = ?
        AND branch = ? AND prefix = ? AND depth = ?`,
@@ -214,6 +229,7 @@ export class IdpState {
 
   /** Places a collection (branch undefined) or a branch, placing its collection too. */
   place(database: string, collection: string, branch: string | undefined): boolean {
+    this.#writes++;
     return transaction(this.#db, () => {
       const insert = this.#sql(
         "INSERT OR IGNORE INTO placements (database, collection, branch) VALUES (?, ?, ?)",
@@ -226,6 +242,7 @@ export class IdpState {
 
   /** Removes a branch's placement, or a collection's with all its branches. */
   unplace(database: string, collection: string, branch: string | undefined): boolean {
+    this.#writes++;
     if (branch !== undefined) {
       const sql = "DELETE FROM placements WHERE database = ? AND collection = ? AND branch = ?";
       return this.#sql(sql).run(database, collection, branch).changes > 0;
@@ -233,6 +250,22 @@ export class IdpState {
     const sql = "DELETE FROM placements WHERE database = ? AND collection = ?";
     const removed = this.#sql(sql).run(database, collection).changes;
     return removed > 0;
+  }
+
+  /** Refuses new placements under `database` from now on; false when already frozen. */
+  freezePlacements(database: string): boolean {
+    const sql = "INSERT OR IGNORE INTO frozen_databases (database) VALUES (?)";
+    return this.#sql(sql).run(database).changes > 0;
+  }
+
+  /** Accepts new placements under `database` again; false when it was not frozen. */
+  thawPlacements(database: string): boolean {
+    return this.#sql("DELETE FROM frozen_databases WHERE database = ?").run(database).changes > 0;
+  }
+
+  placementsFrozen(database: string): boolean {
+    const sql = "SELECT 1 FROM frozen_databases WHERE database = ?";
+    return this.#sql(sql).get(database) !== undefined;
   }
 
   isPlaced(database: string, collection: string, branch: string | undefined): boolean {

@@ -18,6 +18,7 @@ import { storeError } from "../errors.ts";
 import { COMPONENT_BYTES } from "./protocol.ts";
 import { EmbedSupervisor } from "./supervisor.ts";
 import { EmbedWalker } from "./walk.ts";
+import { WriterGate } from "./writer-gate.ts";
 
 export type EmbedKind = "document" | "question";
 
@@ -32,12 +33,15 @@ export class EmbedService {
   readonly #questions: EmbedSupervisor | undefined;
   readonly #log: Logger;
   #failure: SkeinError | undefined;
+  /** Foreground commits to a branch wait here while the walk commits a page of it. */
+  readonly gate: WriterGate;
   /** The walk of embedded fields, once started. */
   walker: EmbedWalker | undefined;
 
   private constructor(settings: EmbedSettings, log: Logger) {
     this.settings = settings;
     this.#log = log;
+    this.gate = new WriterGate(Math.min(Number(settings.embed_writer_wait_ms), 2_147_483_647));
     this.#documents = new EmbedSupervisor(settings, log, "document");
     this.#questions = settings.embed_question_worker
       ? new EmbedSupervisor(settings, log, "question")

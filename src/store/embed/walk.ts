@@ -12,8 +12,10 @@
  * again and nothing is missed.
  *
  * Reads and commits need the store's pipeline idle; the walk waits for it at most
- * `embed_writer_wait_ms` before each page (else `embed_admission_wait_exceeded`, kept for
- * `embed.status`, and the page is tried again on a later round).
+ * `embed_writer_wait_ms` (else the page is deferred to a later round, and logged). From
+ * reading a page to committing it the walk holds the data branch (writer-gate.ts): the
+ * page is one embedding commit, and foreground commits to that branch wait for it at most
+ * `embed_writer_wait_ms` before they are refused `embed_admission_wait_exceeded`.
  */
 
 import type { SkeinError } from "../../common/errors.ts";
@@ -108,7 +110,7 @@ export class EmbedWalker {
 
   /** One page of each branch of each embedded collection; true if anything was done. */
   async #round(): Promise<boolean> {
-    await this.#admit();
+    if (!(await this.#admit())) return false;
     let worked = false;
     for (const [collection, binding] of readBindings(this.#store)) {
       if (binding.model !== this.#service.identity) {
@@ -142,7 +144,7 @@ export class EmbedWalker {
   }
 
   async #branches(collection: string): Promise<string[]> {
-    await this.#admit();
+    if (!(await this.#admit())) return [];
     const names: string[] = [];
     let after: string | undefined;
     do {
@@ -153,17 +155,23 @@ export class EmbedWalker {
     return names;
   }
 
-  /** Waits for the pipeline to be idle, at most embed_writer_wait_ms. */
-  async #admit(): Promise<void> {
+  /**
+   * Waits for the pipeline to be idle, at most embed_writer_wait_ms; false (logged) when it
+   * stayed busy. Yields a turn first, so foreground commits released by the last page's
+   * commit go ahead of the next page.
+   */
+  async #admit(): Promise<boolean> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const waitMs = Number(this.#service.settings.embed_writer_wait_ms);
     const deadline = performance.now() + waitMs;
     while (this.#store.busy) {
       const left = deadline - performance.now();
       if (left <= 0) {
-        throw storeError(
-          "embed_admission_wait_exceeded",
-          `the store's writer stayed busy for embed_writer_wait_ms (${waitMs} ms)`,
+        this.#log.info(
+          { wait_ms: waitMs },
+          "embedding walk deferred: the store's writer stayed busy for embed_writer_wait_ms",
         );
+        return false;
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -174,11 +182,22 @@ export class EmbedWalker {
       ]);
       clearTimeout(timer);
     }
+    return true;
   }
 
-  /** One page of one branch; false when the branch is up to date. */
+  /** One page of one branch, holding the branch from its read to its commit. */
   async #step(collection: string, binding: Binding, branch: string): Promise<boolean> {
-    await this.#admit();
+    if (!(await this.#admit())) return false;
+    const release = this.#service.gate.hold(collection, branch);
+    try {
+      return await this.#page(collection, binding, branch);
+    } finally {
+      release();
+    }
+  }
+
+  /** One page of one branch; false when the branch is up to date (or deferred). */
+  async #page(collection: string, binding: Binding, branch: string): Promise<boolean> {
     const store = this.#store;
     const companion = companionOf(collection);
     let marker = companionMarker(store, companion, branch);
@@ -187,6 +206,8 @@ export class EmbedWalker {
       // once main's companion is between passes (a pass under way is no state to copy).
       marker = companionMarker(store, companion, MAIN) ?? emptyMarker();
       if (marker.to !== undefined) return false;
+      // The data branch may be gone since the round listed it: then no companion either.
+      store.history(collection, branch, undefined, 1);
       store.createBranch(companion, branch, { branch: MAIN, version: undefined });
     }
     if (marker.to === undefined) {
@@ -197,7 +218,7 @@ export class EmbedWalker {
     const work: Work = { puts: [], deletes: [], refused: 0 };
     const next = this.#readPage(collection, binding, branch, marker, work);
     const vectors = await this.#embed(work);
-    await this.#admit();
+    if (!(await this.#admit())) return false;
     this.#commit(companion, branch, work, vectors, next);
     if (work.refused > 0) {
       this.refused.set(collection, (this.refused.get(collection) ?? 0) + work.refused);

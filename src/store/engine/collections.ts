@@ -42,16 +42,25 @@ export function createCollection(
   return { collection: name, receipt: receiptOf(head) };
 }
 
+/**
+ * Names with this character are the store's own (embedding registry and vectors): client
+ * names refuse it, and listings leave such collections out. They are reached only through
+ * the verbs of the data they belong to, so they need no placement of their own.
+ */
+export const INTERNAL_MARK = "~";
+
 export function listCollections(
   ctx: StoreContext,
   after: string | undefined,
   limit: number,
 ): Page<CollectionInfo> {
   const rows: CollectionInfo[] = [];
-  // One extra row tells whether a next page exists; one more covers `after` itself.
-  for (const { value } of ctx.db.collections.getRange({ start: after ?? "", limit: limit + 2 })) {
+  for (const { value } of ctx.db.collections.getRange({ start: after ?? "" })) {
     if (after !== undefined && value.name <= after) continue;
+    if (value.name.includes(INTERNAL_MARK)) continue;
     rows.push({ name: value.name, created_at: value.createdAt });
+    // One extra row tells whether a next page exists.
+    if (rows.length > limit) break;
   }
   return pageOf(rows.slice(0, limit + 1), limit, (c) => c.name);
 }

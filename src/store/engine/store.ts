@@ -129,10 +129,17 @@ export class Store {
     return sweepNodes(this.ctx);
   }
 
-  /** `deleteCollection` with a stepped sweep: the deletion is done when this returns. */
-  deleteCollectionInSteps(name: string): Promise<SweepResult> {
+  /**
+   * `deleteCollection` with a stepped sweep: the deletion is done when this returns.
+   * `followers` are collections derived from this one (embedding vectors): those present
+   * go with it, in the same sweep.
+   */
+  deleteCollectionInSteps(name: string, followers: readonly string[] = []): Promise<SweepResult> {
     this.#requireIdle();
     deleteCollection(this.ctx, name);
+    for (const follower of followers) {
+      if (this.ctx.db.collections.get(follower) !== undefined) deleteCollection(this.ctx, follower);
+    }
     return this.sweepInSteps();
   }
 
@@ -156,10 +163,23 @@ export class Store {
     return sweepNodes(this.ctx);
   }
 
-  /** `deleteBranch` with a stepped sweep: the deletion is done when this returns. */
-  deleteBranchInSteps(collection: string, name: string): Promise<SweepResult> {
+  /**
+   * `deleteBranch` with a stepped sweep: the deletion is done when this returns.
+   * `followers` are collections derived from this one (embedding vectors): their branch of
+   * the same name, where present, goes with it, in the same sweep.
+   */
+  deleteBranchInSteps(
+    collection: string,
+    name: string,
+    followers: readonly string[] = [],
+  ): Promise<SweepResult> {
     this.#requireIdle();
     deleteBranch(this.ctx, collection, name);
+    for (const follower of followers) {
+      if (this.ctx.db.branches.get([follower, name]) !== undefined) {
+        deleteBranch(this.ctx, follower, name);
+      }
+    }
     return this.sweepInSteps();
   }
 

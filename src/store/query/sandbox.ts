@@ -226,8 +226,16 @@ export class Sandbox {
     this.#limits = limits;
   }
 
-  /** A fresh runtime running `code` (a function expression) with `argsJson`. */
-  static async create(code: string, argsJson: string, limits: SandboxLimits): Promise<Sandbox> {
+  /**
+   * A fresh runtime running `code` (a function expression) with `argsJson`; its deadline is
+   * `timeMs` after `startedAt` (the query's compile, when the sandbox is made later).
+   */
+  static async create(
+    code: string,
+    argsJson: string,
+    limits: SandboxLimits,
+    startedAt = performance.now(),
+  ): Promise<Sandbox> {
     let fresh: Fresh;
     try {
       fresh = await takeRuntime(limits.memoryBytes);
@@ -237,7 +245,7 @@ export class Sandbox {
       throw memory === undefined ? error : classify(error, memory);
     }
     const { runtime, context, driver, owner } = fresh;
-    const deadline = performance.now() + limits.timeMs;
+    const deadline = startedAt + limits.timeMs;
     runtime.setInterruptHandler(() => performance.now() > deadline);
     const parts = { runtime, context, memory: owner.memory };
     // Every handle is released before the runtime is: QuickJS asserts on leaked objects.

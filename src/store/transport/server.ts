@@ -29,6 +29,7 @@ import { DecodeError, decodeOrThrow } from "../../common/decode/index.ts";
 import { type ErrorShape, isCodedError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
 import type { EmbedService } from "../embed/service.ts";
+import { committedBranch } from "../embed/writer-gate.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { type ActArgs, tagRefsAsBranches } from "../idp/acts.ts";
@@ -118,6 +119,25 @@ export async function startStoreServer(
         }
         return;
       }
+      const held = pipelined ? embeddingHold(services.embed, item) : undefined;
+      if (held !== undefined) {
+        // Writers to a branch the embedding walk is committing wait for it (bounded); the
+        // requests behind wait their turn, so arrival order holds.
+        waiting = true;
+        void held.then(
+          () => {
+            waiting = false;
+            drain();
+          },
+          (error: unknown) => {
+            queue.shift();
+            item.send(refusal(item.request.id, error));
+            waiting = false;
+            drain();
+          },
+        );
+        return;
+      }
       queue.shift();
       const response = answer(store, item, services);
       // Commits answer once durable; a deleting verb's sweep runs in steps over later
@@ -190,6 +210,17 @@ interface Queued {
   readonly request: Request;
   readonly session: Session;
   readonly send: (response: Response) => void;
+  /** A commit's deadline for waiting on an embedding commit (set at its first wait). */
+  admitBy?: number;
+}
+
+/** Undefined when the commit may go ahead; else its wait for the walk's page (writer-gate.ts). */
+function embeddingHold(embed: EmbedService | null, item: Queued): Promise<void> | undefined {
+  if (embed === null) return undefined;
+  const where = committedBranch(item.request.args);
+  if (where === undefined) return undefined;
+  item.admitBy ??= embed.gate.deadline();
+  return embed.gate.wait(where.collection, where.branch, item.admitBy);
 }
 
 function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {

@@ -14,6 +14,7 @@ import {
   type Decoder,
   decodeOrThrow,
 } from "../../common/decode/index.ts";
+import { deleteBranchAndVectors, deleteCollectionAndVectors } from "../embed/follow.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
 import type { Signed } from "../engine/commit.ts";
@@ -53,7 +54,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "collections.list": (store, a) => store.listCollections(a.after, a.limit),
   "collections.create": (store, a, s) => store.createCollection(a.collection, signer(a, s)),
   "collections.delete": (store, a, _s, services) =>
-    store.deleteCollectionInSteps(a.collection).then((swept) => {
+    deleteCollectionAndVectors(store, a.collection).then((swept) => {
       services.search?.forget(a.collection);
       return swept;
     }),
@@ -61,7 +62,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "branches.create": (store, a) =>
     store.createBranch(a.collection, a.branch, { branch: a.from_branch, version: a.from_version }),
   "branches.delete": (store, a, _s, services) =>
-    store.deleteBranchInSteps(a.collection, a.branch).then((swept) => {
+    deleteBranchAndVectors(store, a.collection, a.branch).then((swept) => {
       services.search?.forget(a.collection, a.branch);
       return swept;
     }),

@@ -194,36 +194,6 @@ describe("embedded fields", () => {
     }
   });
 
-  test("a walk kept from the writer beyond embed_writer_wait_ms: embed_admission_wait_exceeded", async () => {
-    const model = await testModel();
-    const served = await serve({ ...embedGroup(model), embed_writer_wait_ms: 1 });
-    try {
-      const client = await served.client();
-      await client.call("collections.create", { collection: "notes" });
-      await client.call("embed.enable", { collection: "notes", field: "text" });
-      // Commits in flight back to back keep the pipeline busy far longer than 1 ms.
-      const flood = [];
-      for (let i = 0; i < 3000; i++) {
-        flood.push(
-          client.call("document.put", {
-            collection: "notes",
-            key: `k${i}`,
-            value: { text: "the" },
-          }),
-        );
-      }
-      await Promise.all(flood);
-      const refused = served.logs().find((l) => l.code === "embed_admission_wait_exceeded");
-      assert.ok(refused, "the walk logged embed_admission_wait_exceeded");
-      // Once the writer is free the walk catches up and the failure is gone.
-      const status = await settled(client, "notes");
-      assert.equal(status.records_embedded, 3000);
-      assert.equal(status.error, null);
-    } finally {
-      await served.stop();
-    }
-  });
-
   test("another model for an embedded field: embed_model_change_not_available", async () => {
     const model = await testModel();
     const served = await serve(embedGroup(model));

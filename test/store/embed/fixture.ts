@@ -119,6 +119,28 @@ export async function serve(
   };
 }
 
+/**
+ * An executable worker written from the protocol docs (stalling-worker.ts) that answers
+ * `start` for `model`, then never a batch.
+ */
+export async function stallingWorker(model: TestModel): Promise<string> {
+  const stall = join(await tempRoot(), "stalling-worker");
+  const script = fileURLToPath(new URL("./stalling-worker.ts", import.meta.url));
+  await writeFile(stall, `#!/bin/sh\nexec "$SKEIN_EMBED_NODE" "${script}" "${model.identity}"\n`);
+  await chmod(stall, 0o755);
+  return stall;
+}
+
+/** Waits until the walk has brought every branch of `collection` to its head. */
+export async function walked(client: StoreClient, collection: string): Promise<void> {
+  for (let i = 0; i < 2400; i++) {
+    const status = (await client.call("embed.status", { collection })) as { pending: number };
+    if (status.pending === 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the walk of ${collection} did not finish`);
+}
+
 /** The refusal code a call rejects with. */
 export async function refusalOf(promise: Promise<unknown>): Promise<string> {
   try {

@@ -7,12 +7,9 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { until } from "../../support/until.ts";
-import { embedGroup, refusalOf, type Served, serve, tempRoot, testModel } from "./fixture.ts";
+import { embedGroup, refusalOf, type Served, serve, stallingWorker, testModel } from "./fixture.ts";
 
 function workerPids(served: Served): number[] {
   const out = execFileSync("ps", ["-o", "pid=", "--ppid", String(served.running.child.pid)], {
@@ -101,12 +98,8 @@ describe("embedding worker supervision", () => {
 
   test("a worker that stops answering is killed at embed_call_ms and restarted", async () => {
     const model = await testModel();
-    const root = await tempRoot();
     // A worker written from the protocol docs that answers start, then never a batch.
-    const stall = join(root, "stalling-worker");
-    const script = fileURLToPath(new URL("./stalling-worker.ts", import.meta.url));
-    await writeFile(stall, `#!/bin/sh\nexec "$SKEIN_EMBED_NODE" "${script}" "${model.identity}"\n`);
-    await chmod(stall, 0o755);
+    const stall = await stallingWorker(model);
     const served = await serve({
       ...embedGroup(model),
       embed_worker: stall,

@@ -15,6 +15,7 @@ import {
   clientPass,
   DATABASE,
   grant,
+  idpCli,
   idpStore,
   type RunningIdp,
   runIdp,
@@ -267,6 +268,42 @@ test("placement: a created collection is placed with its main branch, and a dele
   await admin2.call("collections.create", { collection: "placed" });
   const reader2 = await unplaced.connect(pass);
   assert.equal((await refusal(reader2.get("placed", "k"))).code, "permission_denied");
+});
+
+test("the IdP refuses a placement (placement freeze): the create is placement_failed and nothing is made", async () => {
+  const names = async (verb: string, args: Record<string, unknown>) =>
+    ((await adminClient.call(verb, args)) as { rows: { name: string }[] }).rows.map((r) => r.name);
+  await adminClient.call("collections.create", { collection: "removed-while-frozen" });
+  assert.deepEqual(JSON.parse(idpCli(idp, "placement", "freeze", DATABASE)), {
+    database: DATABASE,
+    frozen: true,
+    changed: true,
+  });
+  try {
+    const collection = await refusal(
+      adminClient.call("collections.create", { collection: "frozen" }),
+    );
+    assert.equal(collection.code, "placement_failed");
+    assert.match(collection.message, /HTTP 409 placement_frozen/);
+    const branch = await refusal(
+      adminClient.call("branches.create", { collection: "notes", branch: "frozen" }),
+    );
+    assert.equal(branch.code, "placement_failed");
+    // Nothing half-made: neither exists in the store.
+    assert.ok(!(await names("collections.list", {})).includes("frozen"));
+    assert.ok(!(await names("branches.list", { collection: "notes" })).includes("frozen"));
+    // Removals go on while frozen: a delete removes its placement without a warning.
+    await adminClient.call("collections.delete", { collection: "removed-while-frozen" });
+    assert.deepEqual(served.warnings, []);
+  } finally {
+    idpCli(idp, "placement", "thaw", DATABASE);
+  }
+  // Thawed, the same creates are placed and made.
+  await adminClient.call("collections.create", { collection: "frozen" });
+  await adminClient.call("branches.create", { collection: "notes", branch: "frozen" });
+  await adminClient.call("branches.delete", { collection: "notes", branch: "frozen" });
+  await adminClient.call("collections.delete", { collection: "frozen" });
+  assert.deepEqual(served.warnings, []);
 });
 
 test("an IdP stopped mid-run: acts are refused, then served again when it returns", async () => {

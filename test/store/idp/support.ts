@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreClient, type StoreClientOptions } from "../../../src/store/client/client.ts";
+import type { EmbedService } from "../../../src/store/embed/service.ts";
 import type { Store } from "../../../src/store/engine/index.ts";
 import { connectIdp } from "../../../src/store/idp/discovery.ts";
 import type { IdpHttpBounds } from "../../../src/store/idp/http.ts";
@@ -83,7 +84,7 @@ export async function runIdp(): Promise<RunningIdp> {
 
 /** Runs one `skein-idp` management command; its stdout (a generated secret, say). */
 export function idpCli(idp: RunningIdp, ...args: string[]): string {
-  const sub = ["user", "client", "group"].includes(args[0]!) ? 2 : 1;
+  const sub = ["user", "client", "group", "placement"].includes(args[0]!) ? 2 : 1;
   const argv = [...args.slice(0, sub), "--data-dir", idp.dataDir, ...args.slice(sub)];
   const r = spawnSync(process.execPath, [IDP_BIN, ...argv], {
     encoding: "utf8",
@@ -142,6 +143,8 @@ export async function idpStore(
     maxPage?: number;
     /** Services beside the store (embedding, search), made once the store exists. */
     services?: (store: Store, dataDir: string) => Promise<Partial<StoreServerOptions>>;
+    /** An embedding service to serve beside the store (its walk is started on it). */
+    embed?: EmbedService;
   } = {},
 ) {
   const warnings: string[] = [];
@@ -166,10 +169,13 @@ export async function idpStore(
     maxClients: 32,
     timeoutMs: 20_000,
     idp: gate,
+    embed: options.embed ?? null,
     ...(await options.services?.(store, dir)),
   });
+  options.embed?.startWalk(store);
   const clients: StoreClient[] = [];
   after(async () => {
+    await options.embed?.close();
     for (const c of clients) await c.close();
     await server.close();
     gate.close();

@@ -78,6 +78,10 @@ describe("query.run over a real socket with the shipped worker", async () => {
     await refused(run({ code: "(r) => { throw new Error('no') }" }), "query_code_error");
     await refused(run({ code: "not a function(" }), "query_code_error");
     await refused(run({ code: "42" }), "query_code_error");
+    // An expression the worker's fast path takes, until a record makes it give the batch to
+    // the sandbox: the TypeError is the sandbox's.
+    const typeError = await refused(run({ code: "(r) => r.value.missing.x" }), "query_code_error");
+    assert.match(typeError.message, /TypeError/);
     assert.equal((await run({ code: "(r) => 1", limit: 1 })).rows.length, 1);
   });
 
