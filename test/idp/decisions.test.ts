@@ -151,8 +151,16 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
         "embed.texts",
         "embed.status",
         "embed.vectors",
+        "tags.list",
       ],
-      write: ["document.put", "document.delete", "document.append_prune"],
+      write: [
+        "document.put",
+        "document.delete",
+        "document.append_prune",
+        "branches.merge",
+        "branches.revert",
+        "tags.create",
+      ],
       admin: [
         "collections.create",
         "collections.delete",
@@ -160,6 +168,7 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
         "branches.delete",
         "history.release",
         "embed.enable",
+        "tags.delete",
       ],
     };
     // Every verb the store serves has its level here (a verb without one is always denied).
