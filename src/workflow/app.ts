@@ -19,8 +19,10 @@ import { installEdge, type ListenerLimits, listenerOptions } from "./http/edge.t
 import { installErrorHandling } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
+import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
 import { workflowRoutes } from "./http/workflows.ts";
+import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import type { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunService } from "./runs/service.ts";
@@ -28,6 +30,8 @@ import type { RunService } from "./runs/service.ts";
 export interface AppRoles {
   readonly logger: Logger;
   readonly verify: TokenVerifier;
+  /** The node's metrics: HTTP requests are counted and `GET /metrics` serves them all. */
+  readonly metrics: WorkflowMetrics;
   readonly namespaces: NamespaceRegistry;
   readonly maxBodyBytes: number;
   /** The connection cap and headers timeout of the listener. */
@@ -55,6 +59,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   installJson(app, roles.maxBodyBytes);
   installErrorHandling(app);
   installAuth(app, roles.verify);
+  metricsRoutes(app, roles.metrics);
   healthRoutes(app);
   namespaceRoutes(app, roles.namespaces);
   if (roles.deployments !== undefined) {

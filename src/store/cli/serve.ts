@@ -10,17 +10,22 @@ import { type Command, parseOptions } from "../../common/cli.ts";
 import { decodeJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
+import type { ListenAddress } from "../config/addresses.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
 import { EmbedService } from "../embed/service.ts";
 import { openStore, type Store } from "../engine/index.ts";
 import { connectIdp } from "../idp/discovery.ts";
 import type { IdpGate } from "../idp/gate.ts";
+import type { LoopbackHttp } from "../loopback-http.ts";
+import { INVALID_METRICS_LISTEN, startMetricsListener } from "../metrics/listener.ts";
+import { StoreMetrics } from "../metrics/registry.ts";
 import { QueryService } from "../query/service.ts";
 import { INVALID_SOCKET } from "../startup/errors.ts";
 import { commitStartup, planStartup, type StoreStartup } from "../startup/plan.ts";
 import { removeSocket } from "../startup/socket-path.ts";
 import { type StoreServer, startStoreServer } from "../transport/server.ts";
+import { servedVerbs, type VerbServices } from "../transport/verbs.ts";
 import { reportRefusals } from "./refusal.ts";
 import { stopSignal, stopWhen } from "./signals.ts";
 
@@ -79,12 +84,14 @@ export function serveCommand(deps: ServeDeps = {}): Command {
           log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
         }
         const embed = await startEmbed(committed.startup, log);
+        const metrics = meter(store, { queries, embed }, config.metrics_listen !== null);
         try {
           server = await startStoreServer(store, {
             ...serverOptions(committed.startup),
             idp,
             queries,
             embed,
+            ...(metrics === undefined ? {} : { observe: metrics.observer }),
           });
         } catch (error) {
           stop.dispose();
@@ -101,19 +108,57 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         }
         embed?.startWalk(store);
         const { name, dataDir, socketPath } = committed.startup;
+        let listener: LoopbackHttp | undefined;
+        const shutdown = async () => {
+          stop.dispose();
+          await listener?.close();
+          await server.close();
+          idp?.close();
+          queries?.close();
+          await embed?.close();
+          await store.close();
+          await removeSocket(socketPath);
+          await committed.lock.release();
+        };
+        if (metrics !== undefined && config.metrics_listen !== null) {
+          const at = config.metrics_listen;
+          try {
+            listener = await metrics.listen(at, () => server.clients, log);
+          } catch (error) {
+            await shutdown();
+            const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+            throw new SkeinError(
+              INVALID_METRICS_LISTEN,
+              `metrics_listen: cannot listen on ${at.host}:${at.port} (${reason})`,
+            );
+          }
+        }
         if (plan.startup.created) log.info({ data_dir: dataDir }, "store created");
         log.info({ store: name, socket: socketPath, data_dir: dataDir }, "store listening");
         await stop.stopped;
-        await server.close();
-        idp?.close();
-        queries?.close();
-        await embed?.close();
-        await store.close();
-        await removeSocket(socketPath);
-        await committed.lock.release();
+        await shutdown();
         log.info({ store: name }, "store stopped");
         return 0;
       }),
+  };
+}
+
+/**
+ * The store's metrics, when `metrics_listen` is set: the commit writer is wrapped and verbs
+ * are observed only then, so a store without a metrics listener pays nothing for them.
+ */
+function meter(store: Store, services: VerbServices, wanted: boolean) {
+  if (!wanted) return undefined;
+  const metrics = new StoreMetrics(servedVerbs(services));
+  const pipeline = store.ctx.pipeline;
+  pipeline.writer = metrics.meteredWriter(pipeline.writer);
+  return {
+    observer: (verb: string, outcome: string, seconds: number) =>
+      metrics.verbs.observe({ verb: metrics.verbLabel(verb), outcome }, seconds),
+    listen(address: ListenAddress, clients: () => number, log: Logger) {
+      metrics.observe({ store, clients });
+      return startMetricsListener(address, metrics, log);
+    },
   };
 }
 

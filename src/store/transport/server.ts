@@ -67,7 +67,11 @@ export interface StoreServerOptions {
   readonly queries?: QueryService | null;
   /** The embedding group's service (null or absent: embedding verbs answer embed_disabled). */
   readonly embed?: EmbedService | null;
+  /** Told of each queued request's answer: its verb, `ok` or the refusal code, seconds. */
+  readonly observe?: VerbObserver;
 }
+
+export type VerbObserver = (verb: string, outcome: string, seconds: number) => void;
 
 export interface StoreServer {
   readonly clients: number;
@@ -129,8 +133,9 @@ export async function startStoreServer(
       }
     }
   };
+  const observe = options.observe;
   const enqueue = (item: Queued) => {
-    queue.push(item);
+    queue.push(observe === undefined ? item : observed(item, observe));
     if (!scheduled && !waiting) {
       scheduled = true;
       setImmediate(drain);
@@ -186,6 +191,19 @@ interface Queued {
   readonly request: Request;
   readonly session: Session;
   readonly send: (response: Response) => void;
+}
+
+/** The request with its answer timed from now (its arrival in the queue). */
+function observed(item: Queued, observe: VerbObserver): Queued {
+  const started = performance.now();
+  return {
+    ...item,
+    send(response) {
+      const outcome = response.ok ? "ok" : response.error.code;
+      observe(item.request.verb, outcome, (performance.now() - started) / 1000);
+      item.send(response);
+    },
+  };
 }
 
 function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {
