@@ -21,6 +21,7 @@ import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
 import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
+import { installOpenApi } from "./http/openapi.ts";
 import { workflowRoutes } from "./http/workflows.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
@@ -55,6 +56,8 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     bodyLimit: roles.maxBodyBytes,
     ...listenerOptions(roles.listener),
   }) as unknown as FastifyInstance;
+  // Before every route: it sees each one as Fastify registers it.
+  installOpenApi(app);
   installEdge(app, roles.listener);
   installJson(app, roles.maxBodyBytes);
   installErrorHandling(app);

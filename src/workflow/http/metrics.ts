@@ -25,13 +25,25 @@ export function metricsRoutes(app: FastifyInstance, metrics: WorkflowMetrics): v
       reply.elapsedTime / 1000,
     );
   });
-  app.get("/metrics", async (request, reply) => {
-    if (principalOf(request).namespaces !== "*") {
-      forbidden('reading metrics needs a bearer granted every namespace (ns: "*")');
-    }
-    const text = await metrics.registry.metrics();
-    // A string payload is sent as it is (the JSON reply serializer takes objects only).
-    reply.type(metrics.registry.contentType);
-    return text;
-  });
+  app.get(
+    "/metrics",
+    {
+      config: {
+        api: {
+          summary: "Prometheus metrics of this node (text format 0.0.4)",
+          responseType: "text/plain",
+          response: { type: "string" },
+        },
+      },
+    },
+    async (request, reply) => {
+      if (principalOf(request).namespaces !== "*") {
+        forbidden('reading metrics needs a bearer granted every namespace (ns: "*")');
+      }
+      const text = await metrics.registry.metrics();
+      // A string payload is sent as it is (the JSON reply serializer takes objects only).
+      reply.type(metrics.registry.contentType);
+      return text;
+    },
+  );
 }
