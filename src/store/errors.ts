@@ -47,6 +47,10 @@ export const STORE_REFUSALS = {
   embed_field_not_found: "no embedded field of that collection",
   embed_version_not_embedded:
     "the walk has not embedded that version of the branch (yet), or its vectors are released",
+  // Backups.
+  backup_exists: "the backup target already exists (a backup never overwrites)",
+  backup_failed:
+    "the backup could not be written (the message says why; nothing is left at the target)",
   // Requests.
   invalid_request: "the request does not decode (the message names the field)",
   unknown_verb: "the verb is not one the store offers",

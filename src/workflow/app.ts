@@ -12,6 +12,7 @@ import type { Logger } from "../common/log.ts";
 import type { AgentHub } from "./agents/hub.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { DeploymentService } from "./deployments/service.ts";
+import { type AdminRoles, adminRoutes } from "./http/admin.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
@@ -31,6 +32,8 @@ import type { RunService } from "./runs/service.ts";
 export interface AppRoles {
   readonly logger: Logger;
   readonly verify: TokenVerifier;
+  /** Operator actions (`POST /admin/backup`). */
+  readonly admin: AdminRoles;
   /** The node's metrics: HTTP requests are counted and `GET /metrics` serves them all. */
   readonly metrics: WorkflowMetrics;
   readonly namespaces: NamespaceRegistry;
@@ -64,6 +67,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   installAuth(app, roles.verify);
   metricsRoutes(app, roles.metrics);
   healthRoutes(app);
+  adminRoutes(app, roles.admin);
   namespaceRoutes(app, roles.namespaces);
   if (roles.deployments !== undefined) {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);

@@ -80,6 +80,14 @@ export const ERRORS = {
   storage_schema_too_new: 500,
   /** Start-up: the storage URL or files cannot be opened. */
   storage_unavailable: 500,
+  /** `POST /admin/backup`: the target already exists (a backup never overwrites). */
+  backup_exists: 409,
+  /** `POST /admin/backup`: the target's directory does not exist or cannot be written. */
+  invalid_backup_path: 400,
+  /** `POST /admin/backup` on PostgreSQL storage: back it up with pg_dump (operations.md). */
+  backup_unsupported: 409,
+  /** `POST /admin/backup`: the copy failed midway; nothing is left at the target. */
+  backup_failed: 500,
 } as const satisfies Record<string, number>;
 
 export type WorkflowErrorCode = keyof typeof ERRORS;

@@ -252,6 +252,7 @@ export async function startServer(
       logger: options.logger,
       verify,
       metrics,
+      admin: { backup: store.backup?.bind(store) },
       namespaces: registry,
       maxBodyBytes: config.settings.http.max_body_bytes,
       listener: {

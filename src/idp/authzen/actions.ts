@@ -25,4 +25,5 @@ export const ACTION_LEVELS: ReadonlyMap<string, Level> = new Map<string, Level>(
   ["branches.create", LEVELS.admin],
   ["branches.delete", LEVELS.admin],
   ["history.release", LEVELS.admin],
+  ["store.backup", LEVELS.admin],
 ]);

@@ -16,6 +16,7 @@ import {
 } from "../../common/decode/index.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
+import { backupStore } from "../engine/backup.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { QueryService } from "../query/service.ts";
@@ -71,6 +72,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       cursor: a.cursor,
     }),
   "store.stats": (store) => store.stats(),
+  "store.backup": (store, a) => backupStore(store.ctx, a.path),
   "query.run": (store, a, _s, services) => {
     if (services.queries === null) throw storeError("query_disabled");
     return services.queries.run(store, a);
