@@ -27,6 +27,7 @@ import { meteredActivities } from "./metrics/activities.ts";
 import { meteredEngineStore } from "./metrics/engine-store.ts";
 import { nodeProbes } from "./metrics/probes.ts";
 import { WorkflowMetrics } from "./metrics/registry.ts";
+import { runTracing } from "./metrics/tracing.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
@@ -148,6 +149,8 @@ export async function startServer(
     // Counters move in wrappers around the roles' interfaces; levels are read at scrape time.
     const metrics = new WorkflowMetrics();
     const activities = meteredActivities(metrics);
+    // Tracing wraps the same interfaces, only when on (off: not installed, nothing to pay).
+    const tracing = config.settings.tracing.enabled ? runTracing() : undefined;
     const verify = cachingVerifier(createVerifier(key.publicKey), { max: VERIFIED_TOKENS_HELD });
     // The agent transport exists only when configured on; off, every intervention is stale.
     const hub = new AgentHub({
@@ -174,7 +177,10 @@ export async function startServer(
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
       const running = new Engine({
-        store: meteredEngineStore(store.workflows.runs, metrics),
+        store: meteredEngineStore(
+          tracing?.store(store.workflows.runs) ?? store.workflows.runs,
+          metrics,
+        ),
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
         childDefinition: (namespace, workflow, version) =>
@@ -213,10 +219,11 @@ export async function startServer(
             throw error;
           }
         },
-        events: activities.events(running.matcherEvents),
+        events: activities.events(tracing?.events(running.matcherEvents) ?? running.matcherEvents),
         agentPort: () => agentPort,
       });
-      running.attach(activities.dispatcher(withAgentCancel(endpoint.matcher, hub)));
+      const dispatcher = withAgentCancel(endpoint.matcher, hub);
+      running.attach(activities.dispatcher(tracing?.dispatcher(dispatcher) ?? dispatcher));
       metrics.observe(nodeProbes(running, endpoint.matcher));
       hub.authorize(
         matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),

@@ -8,6 +8,7 @@
 
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { Dispatcher, MatcherEvents } from "../engine/dispatcher.ts";
+import { aroundDispatcher, aroundEvents } from "./around.ts";
 import type { WorkflowMetrics } from "./registry.ts";
 
 /** Offer stamps kept at most (one per current attempt). */
@@ -28,32 +29,14 @@ export function meteredActivities(metrics: WorkflowMetrics): MeteredActivities {
     metrics.activities.observe({ outcome }, (performance.now() - at) / 1000);
   };
   return {
-    dispatcher: (inner) => ({
-      offer(task) {
-        const outcome = inner.offer(task);
-        if (offered.size < MAX_STAMPED_ATTEMPTS)
-          offered.set(attemptKey(task.ref), performance.now());
-        return outcome;
-      },
-      release(ref, reason) {
-        offered.delete(attemptKey(ref));
-        inner.release(ref, reason);
-      },
-      ...(inner.flush === undefined ? {} : { flush: () => inner.flush!() }),
-      ...(inner.liveAttempts === undefined
-        ? {}
-        : { liveAttempts: (runId: string) => inner.liveAttempts!(runId) }),
-    }),
-    events: (inner) => ({
-      ...inner,
-      completed(ref, outputJson, ctx) {
-        settle(ref, "completed");
-        return inner.completed(ref, outputJson, ctx);
-      },
-      failed(ref, failure, ctx) {
-        settle(ref, "failed");
-        return inner.failed(ref, failure, ctx);
-      },
-    }),
+    dispatcher: (inner) =>
+      aroundDispatcher(inner, {
+        offered(task) {
+          if (offered.size < MAX_STAMPED_ATTEMPTS)
+            offered.set(attemptKey(task.ref), performance.now());
+        },
+        released: (ref) => offered.delete(attemptKey(ref)),
+      }),
+    events: (inner) => aroundEvents(inner, settle),
   };
 }

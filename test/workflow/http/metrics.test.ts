@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { RETRIED_CHAIN } from "../../fixtures/retried-chain.ts";
 import { type Family, parsePrometheus, sampleValue } from "../../helpers/prometheus.ts";
 import { moduleWorker, type WorkerProcess } from "../../helpers/worker-endpoint.ts";
 import {
@@ -15,16 +16,6 @@ import {
   tokenFor,
   writeConfig,
 } from "../support/server.ts";
-
-const CHAIN = `
-name: chain
-task_queue: q
-retry: { max_attempts: 3, initial_backoff_ms: 10 }
-steps:
-  - { id: a, call: { action: inc, input: "{ 'n': input.n }" } }
-  - { id: b, call: { action: flaky, input: "{ 'n': steps.a.n }" } }
-output: "steps.b"
-`;
 
 /** Five members that hold until cancelled, against a ceiling of 2 and one worker slot. */
 const FAN = `
@@ -130,7 +121,7 @@ describe("GET /metrics (real skein serve, real worker)", () => {
         sampleValue(m, "skein_workers_connected", "skein_workers_connected", { kind: "module" }) ===
         1,
     );
-    for (const definition of [CHAIN, FAN]) {
+    for (const definition of [RETRIED_CHAIN, FAN]) {
       const r = await call(server.url, "POST", "/workflows/definitions", {
         token: admin,
         body: { definition },
