@@ -53,6 +53,10 @@ export const STORE_REFUSALS = {
   embed_field_not_found: "no embedded field of that collection",
   embed_version_not_embedded:
     "the walk has not embedded that version of the branch (yet), or its vectors are released",
+  // Backups.
+  backup_exists: "the backup target already exists (a backup never overwrites)",
+  backup_failed:
+    "the backup could not be written (the message says why; nothing is left at the target)",
   // Requests.
   invalid_request: "the request does not decode (the message names the field)",
   unknown_verb: "the verb is not one the store offers",
@@ -116,6 +120,7 @@ export const STARTUP_REFUSALS = {
   invalid_store_name: "the store name breaks the name rule",
   create_section_required: "`serve --create` without a `create` object",
   store_name_in_use: "another live `serve` owns this store name",
+  invalid_metrics_listen: "`metrics_listen` cannot be bound (the port is taken, say)",
 } as const;
 
 export type StartupRefusalCode = keyof typeof STARTUP_REFUSALS;
@@ -129,6 +134,8 @@ export const INVALID_STORE_NAME = "invalid_store_name";
 export const CREATE_SECTION_REQUIRED = "create_section_required";
 /** Another live `serve` owns this store name. */
 export const STORE_NAME_IN_USE = "store_name_in_use";
+/** `metrics_listen` cannot be bound (in use, say); nothing is left behind. */
+export const INVALID_METRICS_LISTEN = "invalid_metrics_listen";
 
 export function startupRefusal(
   code: StartupRefusalCode,

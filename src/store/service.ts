@@ -9,12 +9,16 @@
 
 import { SkeinError } from "../common/errors.ts";
 import type { Logger } from "../common/log.ts";
+import type { ListenAddress } from "./config/addresses.ts";
 import type { StoreServiceConfig } from "./config/types.ts";
 import { EmbedService } from "./embed/service.ts";
 import { openStore, type Store } from "./engine/index.ts";
-import { INVALID_SOCKET } from "./errors.ts";
+import { INVALID_METRICS_LISTEN, INVALID_SOCKET } from "./errors.ts";
 import { connectIdp } from "./idp/discovery.ts";
 import type { IdpGate } from "./idp/gate.ts";
+import type { LoopbackHttp } from "./loopback-http.ts";
+import { startMetricsListener } from "./metrics/listener.ts";
+import { StoreMetrics } from "./metrics/registry.ts";
 import { QueryService } from "./query/service.ts";
 import { SearchService } from "./search/service.ts";
 import {
@@ -26,6 +30,7 @@ import {
 } from "./startup/plan.ts";
 import { removeSocket } from "./startup/socket-path.ts";
 import { type StoreServer, startStoreServer } from "./transport/server.ts";
+import { servedVerbs, type VerbServices } from "./transport/verbs.ts";
 
 export interface RunningStore {
   readonly startup: StoreStartup;
@@ -71,6 +76,7 @@ export async function startStoreService(
     log.error({ code: queries.failure.code }, `query worker: ${queries.failure.message}`);
   }
   const embed = await startEmbed(committed.startup, log);
+  const metrics = meter(store, { queries, embed }, config.metrics_listen !== null);
   let search: SearchService | null = null;
   let server: StoreServer;
   try {
@@ -81,6 +87,7 @@ export async function startStoreService(
       queries,
       embed,
       search,
+      ...(metrics === undefined ? {} : { observe: metrics.observer }),
     });
   } catch (error) {
     idp?.close();
@@ -97,17 +104,50 @@ export async function startStoreService(
   }
   embed?.startWalk(store);
   search?.start();
+  let listener: LoopbackHttp | undefined;
+  const stop = async () => {
+    await listener?.close();
+    await server.close();
+    idp?.close();
+    queries?.close();
+    await embed?.close();
+    search?.close();
+    await store.close();
+    await removeSocket(committed.startup.socketPath);
+    await committed.lock.release();
+  };
+  // The metrics listener is bound last, once the socket listens; a failure there undoes all.
+  if (metrics !== undefined && config.metrics_listen !== null) {
+    const at = config.metrics_listen;
+    try {
+      listener = await metrics.listen(at, () => server.clients, log);
+    } catch (error) {
+      await stop();
+      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new SkeinError(
+        INVALID_METRICS_LISTEN,
+        `metrics_listen: cannot listen on ${at.host}:${at.port} (${reason})`,
+      );
+    }
+  }
+  return { startup: committed.startup, stop };
+}
+
+/**
+ * The store's metrics, when `metrics_listen` is set: the commit writer is wrapped and verbs
+ * are observed only then, so a store without a metrics listener pays nothing for them.
+ */
+function meter(store: Store, services: VerbServices, wanted: boolean) {
+  if (!wanted) return undefined;
+  const metrics = new StoreMetrics(servedVerbs(services));
+  const pipeline = store.ctx.pipeline;
+  pipeline.writer = metrics.meteredWriter(pipeline.writer);
   return {
-    startup: committed.startup,
-    stop: async () => {
-      await server.close();
-      idp?.close();
-      queries?.close();
-      await embed?.close();
-      search?.close();
-      await store.close();
-      await removeSocket(committed.startup.socketPath);
-      await committed.lock.release();
+    observer: (verb: string, outcome: string, seconds: number) =>
+      metrics.verbs.observe({ verb: metrics.verbLabel(verb), outcome }, seconds),
+    listen(address: ListenAddress, clients: () => number, log: Logger) {
+      metrics.observe({ store, clients });
+      return startMetricsListener(address, metrics, log);
     },
   };
 }

@@ -10,6 +10,7 @@ import { dirname, resolve } from "node:path";
 import {
   type Decoder,
   decode,
+  type JsonSchema,
   object,
   oneOf,
   optional,
@@ -71,12 +72,25 @@ const agentAction = refine(
       : undefined,
 );
 
-const decoders = {
+/** Each kind's document decoder (the schemas under schemas/ are made from these). */
+export const WORKER_DOCUMENT_DECODERS = {
   agent: documentDecoder(agentAction),
   exec: documentDecoder(execAction),
   module: documentDecoder(moduleAction),
   http: documentDecoder(httpAction),
 };
+
+/**
+ * The JSON Schema of a `kind` worker document, made from the decoder that loads it (for
+ * editor completion; looser where a rule spans fields: an agent action's agent-or-exec).
+ */
+export function workerDocumentSchema(kind: WorkerKind): JsonSchema {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: `Skein ${kind} worker document`,
+    ...WORKER_DOCUMENT_DECODERS[kind].schema,
+  };
+}
 
 export interface WorkerDocument {
   readonly kind: WorkerKind;
@@ -147,7 +161,11 @@ export async function inspectWorkerDocument(
     );
   }
   const doc = decodeDocument<{ name: string; task_queue: string; actions: Map<string, unknown> }>(
-    decoders[kind] as Decoder<{ name: string; task_queue: string; actions: Map<string, unknown> }>,
+    WORKER_DOCUMENT_DECODERS[kind] as Decoder<{
+      name: string;
+      task_queue: string;
+      actions: Map<string, unknown>;
+    }>,
     raw,
   );
   return { name: doc.name, taskQueue: doc.task_queue, actions: [...doc.actions.keys()] };
@@ -171,13 +189,13 @@ export async function loadWorkerDocument(
   let taskQueue: string;
   switch (kind) {
     case "exec": {
-      const doc = decodeDocument(decoders.exec, raw);
+      const doc = decodeDocument(WORKER_DOCUMENT_DECODERS.exec, raw);
       for (const [action, spec] of doc.actions) handlers.set(action, execHandler(spec, baseDir));
       ({ name, task_queue: taskQueue } = doc);
       break;
     }
     case "module": {
-      const doc = decodeDocument(decoders.module, raw);
+      const doc = decodeDocument(WORKER_DOCUMENT_DECODERS.module, raw);
       for (const [action, spec] of doc.actions) {
         handlers.set(action, await moduleHandler(action, spec, baseDir));
       }
@@ -185,13 +203,13 @@ export async function loadWorkerDocument(
       break;
     }
     case "http": {
-      const doc = decodeDocument(decoders.http, raw);
+      const doc = decodeDocument(WORKER_DOCUMENT_DECODERS.http, raw);
       for (const [action, spec] of doc.actions) handlers.set(action, httpHandler(spec));
       ({ name, task_queue: taskQueue } = doc);
       break;
     }
     case "agent": {
-      const doc = decodeDocument(decoders.agent, raw);
+      const doc = decodeDocument(WORKER_DOCUMENT_DECODERS.agent, raw);
       const tools: ToolSpec[] = [];
       for (const [action, spec] of doc.actions) {
         if (spec.exec === undefined) continue;

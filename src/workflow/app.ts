@@ -12,6 +12,7 @@ import type { Logger } from "../common/log.ts";
 import type { AgentHub } from "./agents/hub.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import type { DeploymentService } from "./deployments/service.ts";
+import { type AdminRoles, adminRoutes } from "./http/admin.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
@@ -19,8 +20,11 @@ import { installEdge, type ListenerLimits, listenerOptions } from "./http/edge.t
 import { installErrorHandling } from "./http/errors.ts";
 import { healthRoutes } from "./http/health.ts";
 import { installJson } from "./http/json.ts";
+import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
+import { installOpenApi } from "./http/openapi.ts";
 import { workflowRoutes } from "./http/workflows.ts";
+import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import type { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunService } from "./runs/service.ts";
@@ -28,6 +32,10 @@ import type { RunService } from "./runs/service.ts";
 export interface AppRoles {
   readonly logger: Logger;
   readonly verify: TokenVerifier;
+  /** Operator actions (`POST /admin/backup`). */
+  readonly admin: AdminRoles;
+  /** The node's metrics: HTTP requests are counted and `GET /metrics` serves them all. */
+  readonly metrics: WorkflowMetrics;
   readonly namespaces: NamespaceRegistry;
   readonly maxBodyBytes: number;
   /** The connection cap and headers timeout of the listener. */
@@ -51,11 +59,15 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     bodyLimit: roles.maxBodyBytes,
     ...listenerOptions(roles.listener),
   }) as unknown as FastifyInstance;
+  // Before every route: it sees each one as Fastify registers it.
+  installOpenApi(app);
   installEdge(app, roles.listener);
   installJson(app, roles.maxBodyBytes);
   installErrorHandling(app);
   installAuth(app, roles.verify);
+  metricsRoutes(app, roles.metrics);
   healthRoutes(app);
+  adminRoutes(app, roles.admin);
   namespaceRoutes(app, roles.namespaces);
   if (roles.deployments !== undefined) {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);

@@ -81,6 +81,14 @@ export const HTTP_REFUSALS = {
   bad_request: 400,
   /** A fault of the server itself; the message names no internals. */
   internal: 500,
+  /** `POST /admin/backup`: the target already exists (a backup never overwrites). */
+  backup_exists: 409,
+  /** `POST /admin/backup`: the target's directory does not exist or cannot be written. */
+  invalid_backup_path: 400,
+  /** `POST /admin/backup` on PostgreSQL storage: back it up with pg_dump (operations.md). */
+  backup_unsupported: 409,
+  /** `POST /admin/backup`: the copy failed midway; nothing is left at the target. */
+  backup_failed: 500,
 } as const satisfies Record<string, number>;
 
 /** Why the server does not start (the status only orders them; no HTTP answer carries one). */

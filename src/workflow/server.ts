@@ -23,6 +23,11 @@ import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
 import { Engine } from "./engine/engine.ts";
+import { meteredActivities } from "./metrics/activities.ts";
+import { meteredEngineStore } from "./metrics/engine-store.ts";
+import { nodeProbes } from "./metrics/probes.ts";
+import { WorkflowMetrics } from "./metrics/registry.ts";
+import { runTracing } from "./metrics/tracing.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
@@ -141,6 +146,11 @@ export async function startServer(
       outboxEnabled: config.settings.outbox.enabled,
     });
     await registry.createDefault();
+    // Counters move in wrappers around the roles' interfaces; levels are read at scrape time.
+    const metrics = new WorkflowMetrics();
+    const activities = meteredActivities(metrics);
+    // Tracing wraps the same interfaces, only when on (off: not installed, nothing to pay).
+    const tracing = config.settings.tracing.enabled ? runTracing() : undefined;
     const verify = cachingVerifier(createVerifier(key.publicKey), { max: VERIFIED_TOKENS_HELD });
     // The agent transport exists only when configured on; off, every intervention is stale.
     const hub = new AgentHub({
@@ -167,7 +177,10 @@ export async function startServer(
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
       const running = new Engine({
-        store: store.workflows.runs,
+        store: meteredEngineStore(
+          tracing?.store(store.workflows.runs) ?? store.workflows.runs,
+          metrics,
+        ),
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
         childDefinition: (namespace, workflow, version) =>
@@ -181,7 +194,10 @@ export async function startServer(
           maxInFlight: Number(namespaces.max_in_flight_activities),
         },
         logger: options.logger,
-        onRunEnded: (runId) => ends.ended(runId),
+        onRunEnded: (runId, state) => {
+          metrics.runsEnded.inc({ status: state.status });
+          ends.ended(runId);
+        },
         onFatal: (error) => {
           options.logger.fatal({ err: error }, "engine stopped: a commit failed");
           options.onFatal?.(error);
@@ -203,10 +219,12 @@ export async function startServer(
             throw error;
           }
         },
-        events: running.matcherEvents,
+        events: activities.events(tracing?.events(running.matcherEvents) ?? running.matcherEvents),
         agentPort: () => agentPort,
       });
-      running.attach(withAgentCancel(endpoint.matcher, hub));
+      const dispatcher = withAgentCancel(endpoint.matcher, hub);
+      running.attach(activities.dispatcher(tracing?.dispatcher(dispatcher) ?? dispatcher));
+      metrics.observe(nodeProbes(running, endpoint.matcher));
       hub.authorize(
         matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
       );
@@ -240,6 +258,8 @@ export async function startServer(
     const app = buildApp({
       logger: options.logger,
       verify,
+      metrics,
+      admin: { backup: store.backup?.bind(store) },
       namespaces: registry,
       maxBodyBytes: config.settings.http.max_body_bytes,
       listener: {

@@ -169,6 +169,7 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
         "history.release",
         "embed.enable",
         "tags.delete",
+        "store.backup",
       ],
     };
     // Every verb the store serves has its level here (a verb without one is always denied).

@@ -4,7 +4,7 @@
  * `__proto__` is just a key. Both take bounds on their size.
  */
 
-import type { Decoder } from "./decoder.ts";
+import { type Decoder, schemaOf } from "./decoder.ts";
 import { expectObject } from "./objects.ts";
 import { child, describeValue, refuse } from "./refusal.ts";
 
@@ -27,6 +27,12 @@ export function array<T>(item: Decoder<T>, bounds: SizeBounds = {}): Decoder<T[]
   const expected = `array of ${item.expected}`;
   return {
     expected,
+    schema: {
+      type: "array",
+      items: schemaOf(item),
+      ...(bounds.min === undefined ? {} : { minItems: bounds.min }),
+      ...(bounds.max === undefined ? {} : { maxItems: bounds.max }),
+    },
     run(value, path) {
       if (!Array.isArray(value)) {
         if (value === null) refuse("null", path, `null is not accepted; expected ${expected}`);
@@ -45,8 +51,16 @@ export function stringMap<T>(
   options: SizeBounds & { key?: Decoder<string> } = {},
 ): Decoder<Map<string, T>> {
   const expected = `object of ${value.expected}`;
+  const keySchema = options.key?.schema;
   return {
     expected,
+    schema: {
+      type: "object",
+      additionalProperties: schemaOf(value),
+      ...(keySchema === undefined ? {} : { propertyNames: keySchema }),
+      ...(options.min === undefined ? {} : { minProperties: options.min }),
+      ...(options.max === undefined ? {} : { maxProperties: options.max }),
+    },
     run(input, path) {
       const raw = expectObject(input, path, expected);
       const keys = Object.keys(raw);

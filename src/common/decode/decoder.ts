@@ -8,11 +8,31 @@
 
 import { DecodeError, type Path, type RefusalKind, refuse } from "./refusal.ts";
 
+/**
+ * A JSON Schema (2020-12) fragment describing what a decoder accepts, for documents made
+ * from the decoders themselves (OpenAPI, editor schemas): never stricter than the decoder
+ * (a rule it cannot say, such as a byte length or a cross-field check, is left out or
+ * loosened), so a value the server accepts always validates.
+ */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
 export interface Decoder<T> {
   /** What the decoder expects, in words ("u64", "absolute path string"); used in refusals. */
   readonly expected: string;
   /** Decodes `value` found at `path`; throws DecodeError. */
   run(value: unknown, path: Path): T;
+  /** What it accepts as JSON Schema; absent: described by `expected` only (`schemaOf`). */
+  readonly schema?: JsonSchema;
+}
+
+/** A decoder's JSON Schema, or a description of what it expects when it declares none. */
+export function schemaOf(decoder: Decoder<unknown>): JsonSchema {
+  return decoder.schema ?? { description: decoder.expected };
+}
+
+/** The same decoder, described by `schema` (for decoders written by hand). */
+export function described<T>(decoder: Decoder<T>, schema: JsonSchema): Decoder<T> {
+  return { expected: decoder.expected, run: decoder.run, schema };
 }
 
 export type Decoded<D> = D extends Decoder<infer T> ? T : never;
@@ -39,6 +59,7 @@ export function nullable<T>(inner: Decoder<T>): Decoder<T | null> {
   return {
     expected: `${inner.expected} or null`,
     run: (value, path) => (value === null ? null : inner.run(value, path)),
+    schema: { anyOf: [schemaOf(inner), { type: "null" }] },
   };
 }
 
@@ -53,6 +74,7 @@ export function refine<T>(
 ): Decoder<T> {
   return {
     expected: inner.expected,
+    schema: schemaOf(inner),
     run(value, path) {
       const decoded = inner.run(value, path);
       const reason = check(decoded);
@@ -64,7 +86,11 @@ export function refine<T>(
 
 /** Transforms a decoded value; the transform must not fail. */
 export function map<T, U>(inner: Decoder<T>, transform: (value: T) => U): Decoder<U> {
-  return { expected: inner.expected, run: (value, path) => transform(inner.run(value, path)) };
+  return {
+    expected: inner.expected,
+    schema: schemaOf(inner),
+    run: (value, path) => transform(inner.run(value, path)),
+  };
 }
 
 /**
@@ -78,6 +104,7 @@ export function withCode<T>(
 ): Decoder<T> {
   return {
     expected: inner.expected,
+    schema: schemaOf(inner),
     run(value, path) {
       try {
         return inner.run(value, path);
@@ -91,10 +118,11 @@ export function withCode<T>(
 }
 
 /** Defers building a decoder until first use: for recursive schemas (steps inside steps). */
-export function lazy<T>(make: () => Decoder<T>, expected: string): Decoder<T> {
+export function lazy<T>(make: () => Decoder<T>, expected: string, schema?: JsonSchema): Decoder<T> {
   let built: Decoder<T> | undefined;
   return {
     expected,
+    ...(schema === undefined ? {} : { schema }),
     run: (value, path) => {
       built ??= make();
       return built.run(value, path);

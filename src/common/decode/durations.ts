@@ -37,6 +37,10 @@ export function duration(unit: DurationUnit, options: DurationOptions = {}): Dec
   const now = options.now ?? monotonicNow;
   return {
     expected: `${count.expected} ${unit === "ms" ? "milliseconds" : "seconds"}`,
+    schema: {
+      ...count.schema,
+      description: `${count.expected} ${unit === "ms" ? "milliseconds" : "seconds"}`,
+    },
     run(value, path) {
       const n = count.run(value, path);
       const largest = largestRepresentable(unit, now());

@@ -7,7 +7,7 @@
  */
 
 import { arch } from "node:os";
-import type { Decoder } from "./decoder.ts";
+import type { Decoder, JsonSchema } from "./decoder.ts";
 import { describeValue, type Path, refuse } from "./refusal.ts";
 
 export const U32_MAX = 4_294_967_295n;
@@ -53,6 +53,7 @@ function integerCore(type: IntegerType, bounds: IntegerBounds) {
     throw new RangeError(`bad bounds ${min}..${max} for ${type}`);
   }
   const expected = describeBounds(type, min, max, typeMax);
+  const schema = integerSchema(expected, min, max);
   const run = (value: unknown, path: Path): bigint => {
     const text = numberText(value);
     if (text === undefined) {
@@ -69,7 +70,19 @@ function integerCore(type: IntegerType, bounds: IntegerBounds) {
     if (n < min || n > max) refuse("range", path, `must be ${rangeWords(min, max)}, found ${text}`);
     return n;
   };
-  return { expected, run };
+  return { expected, run, schema };
+}
+
+/** An integer's schema; a bound past 2^53 is left out (a JSON Schema number cannot hold it
+ * exactly), which only loosens it. */
+function integerSchema(expected: string, min: bigint, max: bigint): JsonSchema {
+  const exact = (n: bigint) => n <= BigInt(Number.MAX_SAFE_INTEGER);
+  return {
+    type: "integer",
+    description: expected,
+    ...(min > 0n ? { minimum: Number(min) } : { minimum: 0 }),
+    ...(exact(max) ? { maximum: Number(max) } : {}),
+  };
 }
 
 function describeBounds(type: IntegerType, min: bigint, max: bigint, typeMax: bigint): string {
@@ -98,6 +111,7 @@ export function integer(type: IntegerType, bounds: IntegerBounds = {}): Decoder<
   const max = Number(bounds.max ?? TYPE_MAX[type]);
   return {
     expected: core.expected,
+    schema: core.schema,
     // A JS integer already within bounds (protobuf fields, code) needs no text round trip;
     // everything else, and every refusal, goes through the core's checks in their order.
     run: (value, path) =>
@@ -122,6 +136,11 @@ export function finiteNumber(bounds: { min?: number; max?: number } = {}): Decod
   const expected = "number";
   return {
     expected,
+    schema: {
+      type: "number",
+      ...(bounds.min === undefined ? {} : { minimum: bounds.min }),
+      ...(bounds.max === undefined ? {} : { maximum: bounds.max }),
+    },
     run(value, path) {
       const text = numberText(value);
       if (text === undefined) {

@@ -7,13 +7,17 @@
  * `tagged` builds a union discriminated by a tag field from one shape per tag.
  */
 
-import type { Decoder } from "./decoder.ts";
+import { type Decoder, type JsonSchema, schemaOf } from "./decoder.ts";
 import { child, describeValue, type Path, refuse } from "./refusal.ts";
 
 export interface Field<T> {
   readonly decoder: Decoder<T>;
   /** The value when the field is absent; throws a `missing` refusal for required fields. */
   readonly absent: (path: Path) => T;
+  /** False for `optional` and `withDefault` fields. */
+  readonly required?: boolean;
+  /** The default, for schemas, when it is plain JSON (a string, number, boolean or null). */
+  readonly default?: unknown;
 }
 
 export type FieldLike<T> = Decoder<T> | Field<T>;
@@ -24,19 +28,21 @@ export type ShapeValue<S extends Shape> = { -readonly [K in keyof S]: FieldValue
 
 /** A field that may be absent; the decoded value is then `undefined`. */
 export function optional<T>(decoder: Decoder<T>): Field<T | undefined> {
-  return { decoder, absent: () => undefined };
+  return { decoder, absent: () => undefined, required: false };
 }
 
 /** A field that takes `value` when absent. An explicit `null` is still refused unless the
  * decoder is nullable: "optional does not mean null is accepted". */
 export function withDefault<T>(decoder: Decoder<T>, value: T): Field<T> {
-  return { decoder, absent: () => value };
+  const plain = value === null || ["string", "number", "boolean"].includes(typeof value);
+  return { decoder, absent: () => value, required: false, ...(plain ? { default: value } : {}) };
 }
 
 export function required<T>(decoder: Decoder<T>): Field<T> {
   return {
     decoder,
     absent: (path) => refuse("missing", path, `missing required field (${decoder.expected})`),
+    required: true,
   };
 }
 
@@ -58,6 +64,26 @@ export interface ObjectOptions<T> {
 
 export interface ObjectDecoder<T> extends Decoder<T> {
   readonly fields: readonly string[];
+  readonly schema: JsonSchema;
+}
+
+/** An object's schema: its fields, which are required, and no others. */
+function objectSchema(
+  fields: readonly (readonly [string, Field<unknown>])[],
+  extra: JsonSchema = {},
+): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, field] of fields) {
+    const inner = schemaOf(field.decoder);
+    properties[name] = "default" in field ? { ...inner, default: field.default } : inner;
+  }
+  const required = fields.filter(([, f]) => f.required !== false).map(([name]) => name);
+  return {
+    type: "object",
+    properties: { ...properties, ...extra },
+    ...(required.length === 0 ? {} : { required }),
+    additionalProperties: false,
+  };
 }
 
 function isPlainObject(value: unknown): value is RawObject {
@@ -83,6 +109,8 @@ export function object<S extends Shape>(
   return {
     expected,
     fields: names,
+    // Ignored fields are accepted as anything.
+    schema: objectSchema(fields, Object.fromEntries((options.ignore ?? []).map((f) => [f, {}]))),
     run(value, path) {
       const raw = expectObject(value, path, expected);
       for (const key of Object.keys(raw)) {
@@ -115,13 +143,18 @@ export function tagged<const Tag extends string, V extends Record<string, Shape>
   variants: V,
 ): Decoder<TaggedValue<Tag, V>> {
   const decoders = new Map<string, ObjectDecoder<unknown>>();
+  const schemas: JsonSchema[] = [];
   for (const [name, shape] of Object.entries(variants)) {
     decoders.set(name, object(shape, { ignore: [tag] }) as ObjectDecoder<unknown>);
+    const fields = Object.entries(shape).map(([f, spec]) => [f, asField(spec)] as const);
+    const variant = objectSchema(fields, { [tag]: { const: name } });
+    schemas.push({ ...variant, required: [tag, ...((variant.required as string[]) ?? [])] });
   }
   const tags = [...decoders.keys()].map((t) => JSON.stringify(t)).join(", ");
   const expected = `object tagged by ${tag} (${tags})`;
   return {
     expected,
+    schema: { oneOf: schemas },
     run(value, path) {
       const raw = expectObject(value, path, expected);
       const at = child(path, tag);

@@ -5,7 +5,7 @@
  */
 
 import { isAbsolute } from "node:path";
-import type { Decoder } from "./decoder.ts";
+import type { Decoder, JsonSchema } from "./decoder.ts";
 import { describeValue, type Path, refuse } from "./refusal.ts";
 
 function expectType(value: unknown, path: Path, type: string, expected: string): void {
@@ -30,6 +30,23 @@ export interface StringOptions {
    * a bidi control makes one name display as another.
    */
   readonly noControl?: boolean;
+  /** A JSON Schema `format` for documents (`uuid`); the decoder does not use it. */
+  readonly format?: string;
+}
+
+/** A string decoder's schema: byte bounds become (looser) character bounds; a pattern with
+ * flags, which JSON Schema cannot carry, is left out. */
+function stringSchema(options: StringOptions): JsonSchema {
+  const { minBytes, maxBytes, pattern } = options;
+  return {
+    type: "string",
+    ...(options.expected === undefined ? {} : { description: options.expected }),
+    // A character is 1 to 4 UTF-8 bytes: n bytes need at least ceil(n / 4) characters.
+    ...(minBytes === undefined || options.trim ? {} : { minLength: Math.ceil(minBytes / 4) }),
+    ...(maxBytes === undefined || options.trim ? {} : { maxLength: maxBytes }),
+    ...(pattern === undefined || pattern.flags !== "" ? {} : { pattern: pattern.source }),
+    ...(options.format === undefined ? {} : { format: options.format }),
+  };
 }
 
 const CONTROL = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
@@ -40,6 +57,7 @@ export function string(options: StringOptions = {}): Decoder<string> {
   const { minBytes, maxBytes, pattern } = options;
   return {
     expected,
+    schema: stringSchema(options),
     run(value, path) {
       expectType(value, path, "string", expected);
       const s = options.trim ? (value as string).trim() : (value as string);
@@ -68,6 +86,7 @@ export function string(options: StringOptions = {}): Decoder<string> {
 export function boolean(): Decoder<boolean> {
   return {
     expected: "boolean",
+    schema: { type: "boolean" },
     run(value, path) {
       expectType(value, path, "boolean", "boolean");
       return value as boolean;
@@ -82,6 +101,7 @@ export function oneOf<const T extends string>(values: readonly T[]): Decoder<T> 
   const expected = `one of ${words}`;
   return {
     expected,
+    schema: { type: "string", enum: [...values] },
     run(value, path) {
       expectType(value, path, "string", expected);
       if (!allowed.has(value as string)) {
@@ -97,6 +117,7 @@ export function absolutePath(options: { reason?: string } = {}): Decoder<string>
   const reason = options.reason ?? "must be an absolute path";
   return {
     expected: "absolute path string",
+    schema: { type: "string", pattern: "^/", description: "absolute path" },
     run(value, path) {
       expectType(value, path, "string", "absolute path string");
       const s = value as string;

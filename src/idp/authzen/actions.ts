@@ -36,4 +36,5 @@ export const ACTION_LEVELS: ReadonlyMap<string, Level> = new Map<string, Level>(
   ["branches.delete", LEVELS.admin],
   ["history.release", LEVELS.admin],
   ["tags.delete", LEVELS.admin],
+  ["store.backup", LEVELS.admin],
 ]);

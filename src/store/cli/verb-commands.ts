@@ -1,10 +1,11 @@
 /**
  * Client subcommands for the common verbs (`get`, `put`, `delete`, `list`, `collections`,
- * `branches`, `history`, `changes`): positional arguments and options mapped onto one
+ * `branches`, `history`, `changes`, `backup`): positional arguments and options mapped onto one
  * verb's arguments, then the same call-and-print as `skein-store call`. Wherever a version
  * is taken, a ref is too (a number, a branch, BRANCH@VERSION or a tag).
  */
 
+import { resolve } from "node:path";
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { branchOption, defined, readValue, refArg, signed, signOptions, whole } from "./args.ts";
 import { callVerb, socketOption } from "./call.ts";
@@ -235,6 +236,23 @@ export const changesCommand: Command = {
   },
 };
 
+export const backupCommand: Command = {
+  name: "backup",
+  summary: "copy the running store, compacted, to a new directory (store.backup)",
+  help: [
+    "--socket PATH TARGET",
+    "",
+    "TARGET must not exist; it becomes a store data directory (data.mdb and its manifest).",
+    "The store keeps serving and committing while the copy is made; restore by pointing",
+    "data_dir at TARGET (docs/operations.md, Backups).",
+  ].join("\n"),
+  run(args, io) {
+    const { values, positionals } = parseOptions(args, socketOption, { min: 1, max: 1 });
+    // The store resolves nothing: the path it is given is the path it writes.
+    return callVerb(io, values, "store.backup", { path: resolve(positionals[0]!) });
+  },
+};
+
 export const verbCommands: readonly Command[] = [
   getCommand,
   putCommand,
@@ -245,4 +263,5 @@ export const verbCommands: readonly Command[] = [
   historyCommand,
   logCommand,
   changesCommand,
+  backupCommand,
 ];

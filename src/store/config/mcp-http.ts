@@ -68,7 +68,7 @@ function shaped<T>(
   };
 }
 
-const listen: Decoder<ListenAddress> = shaped(
+export const loopbackListen: Decoder<ListenAddress> = shaped(
   "loopback socket address string",
   parseLoopbackListen,
   "listen must be a loopback address behind a TLS proxy",
@@ -157,7 +157,7 @@ export const mcpHttpSettings: Decoder<McpHttpSettings> = policy(
 export const mcpHttpPolicy: Decoder<McpHttpPolicy> = policy(
   map(
     object({
-      listen,
+      listen: loopbackListen,
       allowed_origins: array(allowedOrigin),
       path: withDefault(mcpPath, MCP_HTTP_DEFAULTS.path),
       resource_metadata_url: withDefault(nullable(resourceMetadataUrl), null),

@@ -23,7 +23,7 @@ import {
 } from "../../common/decode/index.ts";
 import { checkEmbedGroup, collectEmbed, embedShape, inspectEmbedGroup } from "./embed.ts";
 import { idp } from "./idp.ts";
-import { mcpHttpSettings } from "./mcp-http.ts";
+import { loopbackListen, mcpHttpSettings } from "./mcp-http.ts";
 import { collectQuery, inspectQueryGroup, queryShape } from "./query.ts";
 import { RETENTION_DEFAULTS, retention } from "./retention.ts";
 import { storeName } from "./store-name.ts";
@@ -79,6 +79,8 @@ const shape = {
   retention: withDefault(retention, RETENTION_DEFAULTS),
   idp: optional(nullable(idp)),
   mcp_http: optional(nullable(mcpHttpSettings)),
+  /** Where `serve` offers Prometheus metrics (`GET /metrics`); absent or null: nowhere. */
+  metrics_listen: optional(nullable(loopbackListen)),
   ...queryShape,
   ...embedShape,
 };
@@ -111,6 +113,7 @@ export const serviceFile: Decoder<StoreServiceConfig> = map(
     retention: f.retention,
     idp: f.idp ?? null,
     mcp_http: f.mcp_http ?? null,
+    metrics_listen: f.metrics_listen ?? null,
     query: collectQuery(f),
     embed: collectEmbed(f),
   }),

@@ -31,6 +31,8 @@ export interface StoreServiceConfig {
   readonly retention: RetentionSettings;
   readonly idp: StoreIdpSettings | null;
   readonly mcp_http: McpHttpSettings | null;
+  /** A loopback address for `GET /metrics` (Prometheus); null: no metrics listener. */
+  readonly metrics_listen: ListenAddress | null;
   /** The query group: null when all six fields are omitted (queries disabled). */
   readonly query: QuerySettings | null;
   /** The embedding group: null when its fourteen required fields are omitted. */

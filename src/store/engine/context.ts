@@ -41,6 +41,8 @@ export class StoreContext {
   readonly branchRecords = new Map<string, BranchRecord>();
   /** The version the next commit receives; versions are store-wide and only increase. */
   nextVersion: number;
+  /** Release runs and history rows they released since the store opened (for metrics). */
+  readonly releases = { runs: 0, released: 0 };
   /** Branch advances since the retention driver last ran. */
   advancesSinceRelease = 0;
   /** The branch the release driver last released from; the next release starts after it. */

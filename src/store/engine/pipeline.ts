@@ -85,6 +85,11 @@ export class CommitPipeline {
     this.#marks = this.#last ?? 0;
   }
 
+  /** Commits added and not yet told their outcome. */
+  get unsettled(): number {
+    return this.#unsettled;
+  }
+
   /** True while some commit added is not yet told it is durable or lost. */
   get busy(): boolean {
     return this.#unsettled > 0;

@@ -51,6 +51,7 @@ export function release(
   sweep: Sweeper = sweepNodes,
 ): ReleaseResult {
   ctx.advancesSinceRelease = 0;
+  ctx.releases.runs++;
   const { settings, db } = ctx;
   const unset: string[] = [];
   if (settings.keepVersions === null) unset.push("retention.keep.versions");
@@ -77,6 +78,7 @@ export function release(
     for (const key of doomed) db.history.removeSync(key);
   });
   ctx.releaseCursor = last;
+  ctx.releases.released += doomed.length;
   return { considered, released: doomed.length, unset, sweep: sweep(ctx) };
 }
 

@@ -160,6 +160,8 @@ export const ACTS: Readonly<Record<string, Act>> = {
     },
   },
   "store.stats": { kind: "one", resource: db },
+  // A backup copies every record of the database.
+  "store.backup": { kind: "one", resource: db },
   // A query's outputs are derived from many records and cannot be filtered row by row, so
   // it needs read on the whole branch.
   "query.run": { kind: "one", resource: (d, a) => branchResource(d, a.collection!, readBranch(a)) },

@@ -85,7 +85,11 @@ export class StoreDatabase implements NodeStore, CommitWriter {
   /** The mark of the last pipelined write, as the entry's LMDB version. */
   readonly pipeline: Database<number, string>;
 
+  /** The environment's directory (the data directory). */
+  readonly dir: string;
+
   constructor(dir: string) {
+    this.dir = dir;
     this.root = open({
       path: dir,
       maxDbs: 12,

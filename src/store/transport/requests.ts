@@ -6,6 +6,7 @@
  */
 
 import {
+  absolutePath,
   array,
   boolean,
   type Decoder,
@@ -212,6 +213,7 @@ export const requests = {
     cursor: optional(string({ minBytes: 1, maxBytes: 4096 })),
   }),
   "store.stats": object({}),
+  "store.backup": object({ path: absolutePath() }),
   "query.run": object({
     ...where,
     version: optional(ref),

@@ -71,7 +71,11 @@ export interface StoreServerOptions {
   readonly embed?: EmbedService | null;
   /** Search over embedded fields (null or absent: search.text answers embed_disabled). */
   readonly search?: SearchService | null;
+  /** Told of each queued request's answer: its verb, `ok` or the refusal code, seconds. */
+  readonly observe?: VerbObserver;
 }
+
+export type VerbObserver = (verb: string, outcome: string, seconds: number) => void;
 
 export interface StoreServer {
   readonly clients: number;
@@ -153,8 +157,9 @@ export async function startStoreServer(
       }
     }
   };
+  const observe = options.observe;
   const enqueue = (item: Queued) => {
-    queue.push(item);
+    queue.push(observe === undefined ? item : observed(item, observe));
     if (!scheduled && !waiting) {
       scheduled = true;
       setImmediate(drain);
@@ -221,6 +226,19 @@ function embeddingHold(embed: EmbedService | null, item: Queued): Promise<void> 
   if (where === undefined) return undefined;
   item.admitBy ??= embed.gate.deadline();
   return embed.gate.wait(where.collection, where.branch, item.admitBy);
+}
+
+/** The request with its answer timed from now (its arrival in the queue). */
+function observed(item: Queued, observe: VerbObserver): Queued {
+  const started = performance.now();
+  return {
+    ...item,
+    send(response) {
+      const outcome = response.ok ? "ok" : response.error.code;
+      observe(item.request.verb, outcome, (performance.now() - started) / 1000);
+      item.send(response);
+    },
+  };
 }
 
 function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {

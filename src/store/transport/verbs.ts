@@ -17,6 +17,7 @@ import {
 import { deleteBranchAndVectors, deleteCollectionAndVectors } from "../embed/follow.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { embedTexts, enableField, fieldStatus, readVectors } from "../embed/verbs.ts";
+import { backupStore } from "../engine/backup.ts";
 import type { Signed } from "../engine/commit.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
@@ -105,6 +106,7 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
     ...store.stats(),
     ...(services.search ? { search: services.search.stats() } : {}),
   }),
+  "store.backup": (store, a) => backupStore(store.ctx, a.path),
   "query.run": (store, a, _s, services) => {
     if (services.queries === null) throw storeError("query_disabled");
     return services.queries.run(store, a);

@@ -17,6 +17,9 @@ interface Entry {
 export class NodeCache {
   #capacity: number;
   #bytes = 0;
+  /** Lookups answered and not answered from the cache (read by metrics). */
+  hits = 0;
+  misses = 0;
   readonly #entries = new Map<string, Entry>();
 
   constructor(capacityBytes: number) {
@@ -37,7 +40,11 @@ export class NodeCache {
 
   get(hash: string): TreeNode | undefined {
     const entry = this.#entries.get(hash);
-    if (entry === undefined) return undefined;
+    if (entry === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     entry.used = true;
     return entry.node;
   }

@@ -6,6 +6,7 @@
 import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
 import { workerCommand } from "../../worker/command.ts";
+import { adminCommand } from "./admin.ts";
 import { attemptsCommand } from "./attempts.ts";
 import { deploymentCommand } from "./deployment.ts";
 import { interveneCommand } from "./intervene.ts";
@@ -27,5 +28,6 @@ export const skeinProgram: Program = {
     deploymentCommand,
     attemptsCommand,
     interveneCommand,
+    adminCommand,
   ],
 };

@@ -102,6 +102,8 @@ export const configDecoder = object({
   outbox: section({ enabled: withDefault(boolean(), false) }),
   deployments: section({ enabled: withDefault(boolean(), false) }),
   agents: section({ transport: withDefault(boolean(), true) }),
+  /** OpenTelemetry spans of runs and activities, to the process's registered provider. */
+  tracing: section({ enabled: withDefault(boolean(), false) }),
 });
 
 export type ConfigFile = ReturnType<typeof configDecoder.run>;

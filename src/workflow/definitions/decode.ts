@@ -12,10 +12,12 @@ import {
   array,
   child as childPath,
   type Decoder,
+  described,
   durationMs,
   expectObject,
   finiteNumber,
   formatPath,
+  type JsonSchema,
   map,
   object,
   oneOf,
@@ -101,15 +103,42 @@ interface Defaults {
 
 const INPUT = compileExpression("input");
 
-function stepDecoder(defaults: Defaults): Decoder<Step> {
-  const callShape = object({
-    action: name,
-    task_queue: optional(name),
-    input: withDefault<Expression>(expression(), INPUT),
-    retry: optional(retryFields),
-    start_to_close_ms: optional(ms()),
-    heartbeat_ms: optional(ms()),
+// Each step shape, once; `parallel` and `collect` hold steps, so they take the step decoder
+// (the real one when decoding, a `$ref` when the JSON Schema is made from them).
+const callShape = object({
+  action: name,
+  task_queue: optional(name),
+  input: withDefault<Expression>(expression(), INPUT),
+  retry: optional(retryFields),
+  start_to_close_ms: optional(ms()),
+  heartbeat_ms: optional(ms()),
+});
+const parallelShape = (step: Decoder<Step>) =>
+  object({ branches: array(step, { min: 1, max: MAX_STEPS }) });
+const collectShape = (step: Decoder<Step>) =>
+  object({
+    items: expression(),
+    step,
+    max_items: withDefault(u32({ min: 1, max: 1_000_000 }), MAX_COLLECT_ITEMS_DEFAULT),
   });
+const childShape = object({
+  workflow: name,
+  version: optional(
+    string({
+      pattern: /^sha256:[0-9a-f]{64}$/,
+      patternReason: "must be sha256:<64 hex digits>",
+    }),
+  ),
+  input: withDefault<Expression>(expression(), INPUT),
+});
+const waitShape = object({
+  signal: name,
+  timeout_ms: optional(ms()),
+  on_timeout: withDefault(oneOf(["fail", "continue"]), "fail"),
+});
+const sleepShape = object({ duration_ms: ms() });
+
+function stepDecoder(defaults: Defaults): Decoder<Step> {
   const self: Decoder<Step> = {
     expected: "step object",
     run(value, path) {
@@ -156,36 +185,19 @@ function stepDecoder(defaults: Defaults): Decoder<Step> {
           };
         }
         case "parallel": {
-          const p = object({ branches: array(self, { min: 1, max: MAX_STEPS }) }).run(body, at);
+          const p = parallel.run(body, at);
           return { kind, id, branches: p.branches };
         }
         case "collect": {
-          const c = object({
-            items: expression(),
-            step: self,
-            max_items: withDefault(u32({ min: 1, max: 1_000_000 }), MAX_COLLECT_ITEMS_DEFAULT),
-          }).run(body, at);
+          const c = collect.run(body, at);
           return { kind, id, items: c.items, body: c.step, maxItems: c.max_items };
         }
         case "child": {
-          const c = object({
-            workflow: name,
-            version: optional(
-              string({
-                pattern: /^sha256:[0-9a-f]{64}$/,
-                patternReason: "must be sha256:<64 hex digits>",
-              }),
-            ),
-            input: withDefault<Expression>(expression(), INPUT),
-          }).run(body, at);
+          const c = childShape.run(body, at);
           return { kind, id, workflow: c.workflow, version: c.version, input: c.input };
         }
         case "wait": {
-          const w = object({
-            signal: name,
-            timeout_ms: optional(ms()),
-            on_timeout: withDefault(oneOf(["fail", "continue"]), "fail"),
-          }).run(body, at);
+          const w = waitShape.run(body, at);
           return {
             kind,
             id,
@@ -195,14 +207,22 @@ function stepDecoder(defaults: Defaults): Decoder<Step> {
           };
         }
         case "sleep": {
-          const s = object({ duration_ms: ms() }).run(body, at);
+          const s = sleepShape.run(body, at);
           return { kind, id, durationMs: s.duration_ms };
         }
       }
     },
   };
+  const parallel = parallelShape(self);
+  const collect = collectShape(self);
   return self;
 }
+
+/** A step, in schemas: a reference to the definition schema's `$defs/step`. */
+const stepRef: Decoder<Step> = described(
+  { expected: "step object", run: () => refuse("shape", undefined, "schema only") },
+  { $ref: "#/$defs/step" },
+);
 
 const header = object({
   name,
@@ -211,8 +231,42 @@ const header = object({
   start_to_close_ms: optional(ms()),
   deadline_ms: optional(ms()),
   output: optional(expression()),
-  steps: array({ expected: "step object", run: (v) => v }, { min: 1, max: MAX_STEPS }),
+  // Steps decode in a second pass, with the document's defaults.
+  steps: array(described({ expected: "step object", run: (v) => v }, stepRef.schema!), {
+    min: 1,
+    max: MAX_STEPS,
+  }),
 });
+
+/**
+ * The JSON Schema of a workflow definition document, made from the decoders above: a step
+ * is an object with `id` and exactly one shape key. Looser than the decoder where a rule
+ * spans fields (a call's task_queue may come from the document, ids must be unique).
+ */
+export function definitionSchema(): JsonSchema {
+  const shapes: Record<(typeof STEP_KINDS)[number], JsonSchema> = {
+    call: callShape.schema,
+    parallel: parallelShape(stepRef).schema,
+    collect: collectShape(stepRef).schema,
+    child: childShape.schema,
+    wait: waitShape.schema,
+    sleep: sleepShape.schema,
+  };
+  const step = {
+    oneOf: STEP_KINDS.map((kind) => ({
+      type: "object",
+      properties: { id: stepId.schema, [kind]: shapes[kind] },
+      required: ["id", kind],
+      additionalProperties: false,
+    })),
+  };
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: "Skein workflow definition",
+    ...header.schema,
+    $defs: { step },
+  };
+}
 
 /** Every step with its path, depth first (nested steps included), to find duplicate ids. */
 function* walk(step: Step, at: Path): Generator<[Step, Path]> {

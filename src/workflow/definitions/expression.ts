@@ -158,6 +158,7 @@ export function expression(): Decoder<Expression> {
   const text = string({ minBytes: 1, maxBytes: EXPRESSION_SOURCE_LIMIT });
   return {
     expected: "JSONata expression string",
+    schema: { ...text.schema, description: "JSONata expression over {input, steps, item}" },
     run(value, path) {
       const source = text.run(value, path);
       try {

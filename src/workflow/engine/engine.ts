@@ -77,6 +77,26 @@ export class Engine {
     return this.#core.outbox?.maxClaimed ?? 0;
   }
 
+  /** Outbox rows claimed and waiting per namespace; empty when the outbox is disabled. */
+  outboxLanes(): Iterable<{ namespace: string; claimed: number; waiting: number }> {
+    return this.#core.outbox?.lanes() ?? [];
+  }
+
+  /** This node's claim ceiling per namespace; 0 when the outbox is disabled. */
+  get outboxCeiling(): number {
+    return this.#core.outbox?.ceiling ?? 0;
+  }
+
+  /** Runs held in memory by status (a walk over them: for scrapes, not hot paths). */
+  statusCounts(): Map<RunStatus, number> {
+    const counts = new Map<RunStatus, number>();
+    for (const run of this.#core.runs.values()) {
+      const status = run.state.status;
+      counts.set(status, (counts.get(status) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /** Connects the matcher (created with `matcherEvents`). */
   attach(dispatcher: Dispatcher): void {
     this.#core.dispatcher = dispatcher;

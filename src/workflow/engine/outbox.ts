@@ -93,6 +93,13 @@ export class Outbox<Owner> {
     return lane === undefined ? 0 : lane.pending.length - lane.head + lane.held.length;
   }
 
+  /** Claimed and waiting rows of every namespace that has had a row (for metrics). */
+  *lanes(): Generator<{ namespace: string; claimed: number; waiting: number }> {
+    for (const namespace of this.#lanes.keys()) {
+      yield { namespace, claimed: this.claimed(namespace), waiting: this.waiting(namespace) };
+    }
+  }
+
   /** Queues a pending row and claims what the ceiling allows. */
   add(entry: OutboxEntry<Owner>): void {
     if (this.#where.has(entry.key)) return;

@@ -56,46 +56,65 @@ function grantedNamespace(roles: AgentRoles, request: FastifyRequest, named?: st
 }
 
 export function agentRoutes(app: FastifyInstance, roles: AgentRoles): void {
-  app.post("/workflows/attempts", async (request) => {
-    const body = attemptsBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    // The workflow must exist in the granted namespace (not-found otherwise).
-    const run = await roles.runs.describe(namespace, body.workflow_id);
-    const byKey = new Map<string, { ref: GrpcAttempt["ref"]; capabilities: readonly string[] }>();
-    for (const a of roles.grpcAttempts(run.runId)) {
-      byKey.set(`${a.ref.run_id}/${a.ref.activity_id}/${a.ref.attempt}`, a);
-    }
-    // An agent attempt's document-advertised capabilities are the ones interventions use.
-    for (const a of roles.hub.attempts(namespace, body.workflow_id)) {
-      byKey.set(`${a.ref.run_id}/${a.ref.activity_id}/${a.ref.attempt}`, a);
-    }
-    return {
-      attempts: [...byKey.values()].map((a) => ({
-        run_id: a.ref.run_id,
-        activity_id: a.ref.activity_id,
-        attempt: a.ref.attempt,
-        capabilities: [...a.capabilities],
-      })),
-    };
-  });
+  app.post(
+    "/workflows/attempts",
+    {
+      config: {
+        api: {
+          summary: "List a workflow's live attempts and their capabilities",
+          body: attemptsBody,
+        },
+      },
+    },
+    async (request) => {
+      const body = attemptsBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      // The workflow must exist in the granted namespace (not-found otherwise).
+      const run = await roles.runs.describe(namespace, body.workflow_id);
+      const byKey = new Map<string, { ref: GrpcAttempt["ref"]; capabilities: readonly string[] }>();
+      for (const a of roles.grpcAttempts(run.runId)) {
+        byKey.set(`${a.ref.run_id}/${a.ref.activity_id}/${a.ref.attempt}`, a);
+      }
+      // An agent attempt's document-advertised capabilities are the ones interventions use.
+      for (const a of roles.hub.attempts(namespace, body.workflow_id)) {
+        byKey.set(`${a.ref.run_id}/${a.ref.activity_id}/${a.ref.attempt}`, a);
+      }
+      return {
+        attempts: [...byKey.values()].map((a) => ({
+          run_id: a.ref.run_id,
+          activity_id: a.ref.activity_id,
+          attempt: a.ref.attempt,
+          capabilities: [...a.capabilities],
+        })),
+      };
+    },
+  );
 
-  app.post("/workflows/intervene", async (request) => {
-    const body = interveneBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
-    const outcome = await roles.hub.intervene(namespace, body.workflow_id, ref, {
-      kind: body.kind,
-      subject: principalOf(request).subject,
-      at: new Date().toISOString(),
-    });
-    return { outcome: { outcome } };
-  });
+  app.post(
+    "/workflows/intervene",
+    { config: { api: { summary: "Intervene on one live agent attempt", body: interveneBody } } },
+    async (request) => {
+      const body = interveneBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
+      const outcome = await roles.hub.intervene(namespace, body.workflow_id, ref, {
+        kind: body.kind,
+        subject: principalOf(request).subject,
+        at: new Date().toISOString(),
+      });
+      return { outcome: { outcome } };
+    },
+  );
 
-  app.post("/workflows/transcript", async (request) => {
-    const body = transcriptBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    await roles.runs.describe(namespace, body.workflow_id, body.run_id);
-    const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
-    return { entries: await roles.hub.transcript(ref) };
-  });
+  app.post(
+    "/workflows/transcript",
+    { config: { api: { summary: "Read an agent attempt's transcript", body: transcriptBody } } },
+    async (request) => {
+      const body = transcriptBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      await roles.runs.describe(namespace, body.workflow_id, body.run_id);
+      const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
+      return { entries: await roles.hub.transcript(ref) };
+    },
+  );
 }

@@ -103,59 +103,102 @@ export function deploymentRoutes(
       key: "name",
     });
 
-  app.get("/worker-deployments", async (request) => {
-    const { deployments, undecodable } = await service.list(guard(request));
-    return {
-      deployments: deployments.map(deploymentJson),
-      undecodable: undecodable.map(undecodableJson),
-    };
-  });
+  app.get(
+    "/worker-deployments",
+    {
+      config: { api: { summary: "List worker deployment records (and rows that do not decode)" } },
+    },
+    async (request) => {
+      const { deployments, undecodable } = await service.list(guard(request));
+      return {
+        deployments: deployments.map(deploymentJson),
+        undecodable: undecodable.map(undecodableJson),
+      };
+    },
+  );
 
-  app.get("/worker-deployments/:name", async (request) => {
-    const scope = guard(request);
-    return { deployment: deploymentJson(await service.get(nameOf(request), scope)) };
-  });
+  app.get(
+    "/worker-deployments/:name",
+    { config: { api: { summary: "Read one worker deployment record" } } },
+    async (request) => {
+      const scope = guard(request);
+      return { deployment: deploymentJson(await service.get(nameOf(request), scope)) };
+    },
+  );
 
-  app.put("/worker-deployments/:name", async (request) => {
-    const scope = guard(request);
-    const name = nameOf(request);
-    const body = deploymentBody.run(request.body, undefined);
-    const r = await service.put(name, body, scope);
-    return {
-      outcome: r.outcome,
-      deployment: deploymentJson(r.deployment),
-      process: processJson(r.process, r.deployment.revision),
-    };
-  });
+  app.put(
+    "/worker-deployments/:name",
+    {
+      config: {
+        api: { summary: "Create or replace a worker deployment record", body: deploymentBody },
+      },
+    },
+    async (request) => {
+      const scope = guard(request);
+      const name = nameOf(request);
+      const body = deploymentBody.run(request.body, undefined);
+      const r = await service.put(name, body, scope);
+      return {
+        outcome: r.outcome,
+        deployment: deploymentJson(r.deployment),
+        process: processJson(r.process, r.deployment.revision),
+      };
+    },
+  );
 
-  app.post("/worker-deployments/:name/desired-state", async (request) => {
-    const scope = guard(request);
-    const name = nameOf(request);
-    const { desired } = desiredStateBody.run(request.body, undefined);
-    const r = await service.setDesired(name, desired, scope);
-    return {
-      name,
-      desired: r.deployment.desired,
-      applied: processJson(r.process, r.deployment.revision),
-    };
-  });
+  app.post(
+    "/worker-deployments/:name/desired-state",
+    {
+      config: {
+        api: {
+          summary: "Set a deployment's desired state (running or stopped)",
+          body: desiredStateBody,
+        },
+      },
+    },
+    async (request) => {
+      const scope = guard(request);
+      const name = nameOf(request);
+      const { desired } = desiredStateBody.run(request.body, undefined);
+      const r = await service.setDesired(name, desired, scope);
+      return {
+        name,
+        desired: r.deployment.desired,
+        applied: processJson(r.process, r.deployment.revision),
+      };
+    },
+  );
 
-  app.delete("/worker-deployments/:name", async (request) => {
-    const scope = guard(request);
-    const r = await service.delete(nameOf(request), scope);
-    const d = r.deployment;
-    return {
-      existed: true,
-      deployment: "reason" in d ? undecodableJson(d) : deploymentJson(d),
-    };
-  });
+  app.delete(
+    "/worker-deployments/:name",
+    { config: { api: { summary: "Delete a worker deployment record and stop its worker" } } },
+    async (request) => {
+      const scope = guard(request);
+      const r = await service.delete(nameOf(request), scope);
+      const d = r.deployment;
+      return {
+        existed: true,
+        deployment: "reason" in d ? undecodableJson(d) : deploymentJson(d),
+      };
+    },
+  );
 
-  app.get("/workers/managed", async (request) => {
-    const { managed, undecodable } = await service.managed(guard(request));
-    return {
-      node_id: service.nodeId,
-      managed: managed.map(managedJson),
-      undecodable: undecodable.map(undecodableJson),
-    };
-  });
+  app.get(
+    "/workers/managed",
+    {
+      config: {
+        api: {
+          summary: "Managed workers: durable records joined with this node's supervised processes",
+        },
+      },
+    },
+    async (request) => {
+      const { managed, undecodable } = await service.managed(guard(request));
+      return {
+        node_id: service.nodeId,
+        managed: managed.map(managedJson),
+        undecodable: undecodable.map(undecodableJson),
+      };
+    },
+  );
 }

@@ -6,5 +6,9 @@
 import type { FastifyInstance } from "fastify";
 
 export function healthRoutes(app: FastifyInstance): void {
-  app.get("/health", { config: { public: true } }, async () => ({ status: "ok" }));
+  app.get(
+    "/health",
+    { config: { public: true, api: { summary: "Liveness: the HTTP API answers" } } },
+    async () => ({ status: "ok" }),
+  );
 }

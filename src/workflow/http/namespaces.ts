@@ -29,25 +29,37 @@ export function recordJson(view: NamespaceView) {
 }
 
 export function namespaceRoutes(app: FastifyInstance, registry: NamespaceRegistry): void {
-  app.post("/namespaces", async (request) => {
-    const body = createBody.run(request.body, undefined);
-    const principal = principalOf(request);
-    if (!canAccessNamespace(principal, body.name)) {
-      forbidden(`the bearer's grants do not include namespace ${JSON.stringify(body.name)}`);
-    }
-    const { namespace, created } = await registry.create(body.name, principal.subject);
-    return { name: namespace.name, created };
-  });
+  app.post(
+    "/namespaces",
+    { config: { api: { summary: "Create a namespace (idempotent)", body: createBody } } },
+    async (request) => {
+      const body = createBody.run(request.body, undefined);
+      const principal = principalOf(request);
+      if (!canAccessNamespace(principal, body.name)) {
+        forbidden(`the bearer's grants do not include namespace ${JSON.stringify(body.name)}`);
+      }
+      const { namespace, created } = await registry.create(body.name, principal.subject);
+      return { name: namespace.name, created };
+    },
+  );
 
-  app.get("/namespaces", async (request) => {
-    const principal = principalOf(request);
-    const views = await registry.list((name) => canAccessNamespace(principal, name));
-    return { namespaces: views.map((v) => ({ name: v.name })) };
-  });
+  app.get(
+    "/namespaces",
+    { config: { api: { summary: "List the namespaces the caller can access" } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const views = await registry.list((name) => canAccessNamespace(principal, name));
+      return { namespaces: views.map((v) => ({ name: v.name })) };
+    },
+  );
 
-  app.get("/namespaces/records", async (request) => {
-    const principal = principalOf(request);
-    const views = await registry.list((name) => canAccessNamespace(principal, name));
-    return { records: views.map(recordJson) };
-  });
+  app.get(
+    "/namespaces/records",
+    { config: { api: { summary: "List namespace records with their effective settings" } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const views = await registry.list((name) => canAccessNamespace(principal, name));
+      return { records: views.map(recordJson) };
+    },
+  );
 }

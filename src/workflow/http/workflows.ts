@@ -41,10 +41,19 @@ export const LIST_LIMIT_MAX = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const uuid = () =>
-  string({ pattern: UUID, patternReason: "must be a UUID string", expected: "UUID string" });
+  string({
+    pattern: UUID,
+    patternReason: "must be a UUID string",
+    expected: "UUID string",
+    format: "uuid",
+  });
 
 /** Any JSON value, as parsed (lossless numbers kept). */
-const anyJson: Decoder<unknown> = { expected: "any JSON value", run: (value) => value };
+const anyJson: Decoder<unknown> = {
+  expected: "any JSON value",
+  run: (value) => value,
+  schema: { description: "any JSON value" },
+};
 
 /** A definition as text (YAML or JSON, per `format`) or as a JSON object. */
 const definitionBody = object({
@@ -87,6 +96,7 @@ const signalBody = object({
 
 const cursor: Decoder<RunPosition> = {
   expected: "cursor",
+  schema: { type: "string", description: "a next_cursor from a previous page" },
   run(value, path) {
     const text = string({ expected: "cursor" }).run(value, path);
     try {
@@ -164,97 +174,148 @@ function grantedNamespace(
 }
 
 export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void {
-  app.post("/workflows/definitions", async (request) => {
-    const body = definitionBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    await roles.namespaces.use(namespace, principalOf(request).subject);
-    const submitted =
-      typeof body.definition === "string"
-        ? { text: body.definition, format: body.format }
-        : { value: body.definition };
-    const { definition, created } = await roles.definitions.register(
-      namespace,
-      submitted,
-      principalOf(request).subject,
-    );
-    return { namespace, name: definition.name, version: definition.version, created };
-  });
-
-  app.post("/workflows/start", async (request) => {
-    const body = startBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    await roles.namespaces.use(namespace, principalOf(request).subject);
-    const definition =
-      body.version === undefined
-        ? await roles.definitions.latest(namespace, body.name)
-        : await roles.definitions.byVersion(namespace, body.version);
-    if (definition.name !== body.name) {
-      throw workflowError(
-        "definition_not_found",
-        `version ${body.version} is definition ${JSON.stringify(definition.name)}, not ${JSON.stringify(body.name)}`,
+  app.post(
+    "/workflows/definitions",
+    {
+      config: {
+        api: {
+          summary: "Register a workflow definition (YAML or JSON text, or a JSON object)",
+          body: definitionBody,
+        },
+      },
+    },
+    async (request) => {
+      const body = definitionBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      await roles.namespaces.use(namespace, principalOf(request).subject);
+      const submitted =
+        typeof body.definition === "string"
+          ? { text: body.definition, format: body.format }
+          : { value: body.definition };
+      const { definition, created } = await roles.definitions.register(
+        namespace,
+        submitted,
+        principalOf(request).subject,
       );
-    }
-    const started = await roles.runs.start({
-      namespace,
-      definition,
-      inputJson: JSON.stringify(body.input, exactNumbers),
-      workflowId: body.workflow_id,
-      deadlineMs: body.deadline_ms,
-    });
-    return {
-      namespace,
-      workflow_id: started.workflowId,
-      run_id: started.runId,
-      definition_version: definition.version,
-      created: started.created,
-    };
-  });
+      return { namespace, name: definition.name, version: definition.version, created };
+    },
+  );
 
-  app.post("/workflows/describe", async (request) => {
-    const body = describeBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
-    return { run: runJson(run) };
-  });
+  app.post(
+    "/workflows/start",
+    { config: { api: { summary: "Start a run (idempotent on workflow_id)", body: startBody } } },
+    async (request) => {
+      const body = startBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      await roles.namespaces.use(namespace, principalOf(request).subject);
+      const definition =
+        body.version === undefined
+          ? await roles.definitions.latest(namespace, body.name)
+          : await roles.definitions.byVersion(namespace, body.version);
+      if (definition.name !== body.name) {
+        throw workflowError(
+          "definition_not_found",
+          `version ${body.version} is definition ${JSON.stringify(definition.name)}, not ${JSON.stringify(body.name)}`,
+        );
+      }
+      const started = await roles.runs.start({
+        namespace,
+        definition,
+        inputJson: JSON.stringify(body.input, exactNumbers),
+        workflowId: body.workflow_id,
+        deadlineMs: body.deadline_ms,
+      });
+      return {
+        namespace,
+        workflow_id: started.workflowId,
+        run_id: started.runId,
+        definition_version: definition.version,
+        created: started.created,
+      };
+    },
+  );
 
-  app.post("/workflows/list", async (request) => {
-    const body = listBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    const page = await roles.runs.list(namespace, body.status, body.limit, body.cursor);
-    return {
-      runs: page.runs.map(runJson),
-      next_cursor: page.next === undefined ? null : encodeCursor(page.next),
-    };
-  });
+  app.post(
+    "/workflows/describe",
+    {
+      config: {
+        api: {
+          summary: "Describe a run, optionally waiting for its end (wait_ms)",
+          body: describeBody,
+        },
+      },
+    },
+    async (request) => {
+      const body = describeBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
+      return { run: runJson(run) };
+    },
+  );
 
-  app.post("/workflows/history", async (request) => {
-    const body = runBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id);
-    return { workflow_id: run.workflowId, run_id: run.runId, events: events.map(eventJson) };
-  });
+  app.post(
+    "/workflows/list",
+    {
+      config: {
+        api: { summary: "List runs of a namespace, newest first, by pages", body: listBody },
+      },
+    },
+    async (request) => {
+      const body = listBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const page = await roles.runs.list(namespace, body.status, body.limit, body.cursor);
+      return {
+        runs: page.runs.map(runJson),
+        next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+      };
+    },
+  );
 
+  app.post(
+    "/workflows/history",
+    { config: { api: { summary: "Read a run's durable history", body: runBody } } },
+    async (request) => {
+      const body = runBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id);
+      return { workflow_id: run.workflowId, run_id: run.runId, events: events.map(eventJson) };
+    },
+  );
+
+  const CONTROL_SUMMARY = {
+    cancel: "Cancel a run and its live descendants",
+    pause: "Pause a Running run",
+    resume: "Resume a Paused run",
+  } as const;
   // Controls answer 200 with what they did: `applied` is false for a run that has ended (or
   // is already in the asked-for state), so cancelling a terminal run is a clear no-op.
   for (const kind of ["cancel", "pause", "resume"] as const) {
-    app.post(`/workflows/${kind}`, async (request) => {
-      const body = runBody.run(request.body, undefined);
-      const namespace = grantedNamespace(roles, request, body.namespace);
-      const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, { kind });
-      return controlJson(done);
-    });
+    app.post(
+      `/workflows/${kind}`,
+      { config: { api: { summary: CONTROL_SUMMARY[kind], body: runBody } } },
+      async (request) => {
+        const body = runBody.run(request.body, undefined);
+        const namespace = grantedNamespace(roles, request, body.namespace);
+        const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, { kind });
+        return controlJson(done);
+      },
+    );
   }
 
-  app.post("/workflows/signal", async (request) => {
-    const body = signalBody.run(request.body, undefined);
-    const namespace = grantedNamespace(roles, request, body.namespace);
-    const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, {
-      kind: "signal",
-      signal: body.signal,
-      payloadJson: JSON.stringify(body.payload, exactNumbers),
-    });
-    return controlJson(done);
-  });
+  app.post(
+    "/workflows/signal",
+    { config: { api: { summary: "Send a signal to a Running or Paused run", body: signalBody } } },
+    async (request) => {
+      const body = signalBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const done = await roles.runs.control(namespace, body.workflow_id, body.run_id, {
+        kind: "signal",
+        signal: body.signal,
+        payloadJson: JSON.stringify(body.payload, exactNumbers),
+      });
+      return controlJson(done);
+    },
+  );
 }
 
 function controlJson(done: ControlDone) {

@@ -107,6 +107,18 @@ export interface WorkflowStore {
    * undefined; the server then serves namespaces only, with no engine or workflow routes.
    */
   readonly workflows: WorkflowPersistence | undefined;
+  /**
+   * Copies the database, online, to a new file at `target` (absolute, must not exist);
+   * absent on backends backed up with their own tools (PostgreSQL: pg_dump).
+   */
+  backup?(target: string): Promise<BackupResult>;
   /** Closes connections after in-flight transactions finish. */
   close(): Promise<void>;
+}
+
+export interface BackupResult {
+  readonly path: string;
+  readonly bytes: number;
+  /** Database pages copied. */
+  readonly pages: number;
 }

@@ -44,7 +44,11 @@ export interface ServerProcess {
 }
 
 /** Starts `skein serve --config FILE --listen 127.0.0.1:0` and waits until it listens. */
-export function startServe(configFile: string, extraArgs: string[] = []): Promise<ServerProcess> {
+export function startServe(
+  configFile: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
     [
@@ -58,7 +62,7 @@ export function startServe(configFile: string, extraArgs: string[] = []): Promis
       "127.0.0.1:0",
       ...extraArgs,
     ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn", ...env } },
   );
   let out = "";
   let err = "";

@@ -5,7 +5,8 @@
  */
 
 import type { DatabaseSync } from "node:sqlite";
-import type { WorkflowStore } from "../store.ts";
+import type { BackupResult, WorkflowStore } from "../store.ts";
+import { backupDatabase } from "./backup.ts";
 import { openDatabase } from "./database.ts";
 import { SqliteDefinitionStore } from "./definitions.ts";
 import { SqliteDeploymentStore } from "./deployments.ts";
@@ -47,6 +48,11 @@ export class SqliteWorkflowStore implements WorkflowStore {
       db.close();
       throw error;
     }
+  }
+
+  /** An online copy of the database at `target` (see backup.ts). */
+  backup(target: string): Promise<BackupResult> {
+    return backupDatabase(this.#db, target);
   }
 
   async close(): Promise<void> {

@@ -19,7 +19,9 @@ export type Request =
       readonly method: string;
       readonly args: unknown[];
     }
-  | { readonly type: "close"; readonly id: number };
+  | { readonly type: "close"; readonly id: number }
+  /** An online backup: served beside the call queue, not in it (see thread.ts). */
+  | { readonly type: "backup"; readonly id: number; readonly target: string };
 
 export interface ThreadError {
   readonly code: string | undefined;

@@ -47,11 +47,23 @@ if (opened !== undefined) {
   // Calls run strictly one after another, even though store methods are async.
   let queue: Promise<void> = Promise.resolve();
   port.on("message", (request: Request) => {
-    queue = queue.then(() => serve(opened, request));
+    // A backup copies pages on the thread pool while calls go on over the same connection
+    // (SQLite carries their changes into the copy), so it does not hold the queue.
+    if (request.type === "backup") void backUp(opened, request.id, request.target);
+    else queue = queue.then(() => serve(opened, request));
   });
 }
 
+async function backUp(store: SqliteWorkflowStore, id: number, target: string): Promise<void> {
+  try {
+    send({ type: "result", id, value: await store.backup(target) });
+  } catch (error) {
+    send({ type: "error", id, error: threadError(error) });
+  }
+}
+
 async function serve(store: SqliteWorkflowStore, request: Request): Promise<void> {
+  if (request.type !== "call" && request.type !== "close") return;
   if (request.type === "close") {
     await store.close();
     send({ type: "result", id: request.id, value: undefined });

@@ -15,7 +15,13 @@
 import { Worker } from "node:worker_threads";
 import type { SkeinError } from "../../../common/errors.ts";
 import { isWorkflowErrorCode, workflowError } from "../../errors.ts";
-import type { DeploymentStore, NamespaceStore, TranscriptStore, WorkflowStore } from "../store.ts";
+import type {
+  BackupResult,
+  DeploymentStore,
+  NamespaceStore,
+  TranscriptStore,
+  WorkflowStore,
+} from "../store.ts";
 import type { DefinitionStore, RunStore, WorkflowPersistence } from "../workflows.ts";
 import type { Answer, Area, Request, ThreadData, ThreadError } from "./thread-protocol.ts";
 
@@ -101,6 +107,14 @@ export class ThreadedSqliteStore implements WorkflowStore {
         }
       });
     });
+  }
+
+  /** An online copy of the database at `target`, made on the storage thread (backup.ts). */
+  async backup(target: string): Promise<BackupResult> {
+    if (this.#closed !== undefined) {
+      throw workflowError("storage_unavailable", "the store is closed");
+    }
+    return (await this.#send({ type: "backup", id: this.#nextId++, target })) as BackupResult;
   }
 
   /** Waits for every call made before it, then closes the database and ends the thread. */

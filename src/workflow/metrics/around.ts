@@ -1,0 +1,51 @@
+/**
+ * The observation points metrics and tracing share: the dispatcher with hooks around
+ * `offer` and `release`, and the matcher's events with a hook on every result. Every other
+ * member passes through unchanged, so a wrapper can never change what the engine or the
+ * matcher does, only watch it.
+ */
+
+import type { AttemptRef } from "../../protocol/attempt.ts";
+import type { Dispatcher, MatcherEvents, TaskOffer } from "../engine/dispatcher.ts";
+
+export interface DispatchHooks {
+  /** After the inner offer returned (not called when it threw). */
+  offered(task: TaskOffer): void;
+  /** Before the inner release. */
+  released(ref: AttemptRef, reason: string): void;
+}
+
+export function aroundDispatcher(inner: Dispatcher, hooks: DispatchHooks): Dispatcher {
+  return {
+    offer(task) {
+      const outcome = inner.offer(task);
+      hooks.offered(task);
+      return outcome;
+    },
+    release(ref, reason) {
+      hooks.released(ref, reason);
+      inner.release(ref, reason);
+    },
+    ...(inner.flush === undefined ? {} : { flush: () => inner.flush!() }),
+    ...(inner.liveAttempts === undefined
+      ? {}
+      : { liveAttempts: (runId: string) => inner.liveAttempts!(runId) }),
+  };
+}
+
+/** A result's outcome, and the failure's code when it failed. */
+export type Settled = (ref: AttemptRef, outcome: "completed" | "failed", code?: string) => void;
+
+export function aroundEvents(inner: MatcherEvents, settled: Settled): MatcherEvents {
+  return {
+    ...inner,
+    completed(ref, outputJson, ctx) {
+      settled(ref, "completed");
+      return inner.completed(ref, outputJson, ctx);
+    },
+    failed(ref, failure, ctx) {
+      settled(ref, "failed", failure.code);
+      return inner.failed(ref, failure, ctx);
+    },
+  };
+}
