@@ -28,6 +28,8 @@ export interface Command {
   readonly summary: string;
   /** Usage lines after the program and command name, and the options, for `CMD --help`. */
   readonly help: string;
+  /** Its subcommand words (`namespace create|list|…`), for shell completion. */
+  readonly verbs?: readonly string[];
   /** Runs the command; resolves to the exit status. Throws UsageError for usage mistakes. */
   run(args: readonly string[], io: Io): Promise<number>;
 }

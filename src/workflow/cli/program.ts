@@ -7,11 +7,15 @@ import type { Program } from "../../common/cli.ts";
 import { VERSION } from "../../common/version.ts";
 import { workerCommand } from "../../worker/command.ts";
 import { attemptsCommand } from "./attempts.ts";
+import { completionCommand } from "./completion.ts";
 import { deploymentCommand } from "./deployment.ts";
 import { interveneCommand } from "./intervene.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
+import { taskQueueCommand } from "./task-queue.ts";
 import { tokenCommand } from "./token.ts";
+import { transcriptCommand } from "./transcript.ts";
+import { versionCommand } from "./version.ts";
 import { workflowCommand } from "./workflow.ts";
 
 export const skeinProgram: Program = {
@@ -24,8 +28,12 @@ export const skeinProgram: Program = {
     workerCommand,
     tokenCommand,
     namespaceCommand,
+    taskQueueCommand,
     deploymentCommand,
     attemptsCommand,
     interveneCommand,
+    transcriptCommand,
+    versionCommand,
+    completionCommand(() => skeinProgram),
   ],
 };

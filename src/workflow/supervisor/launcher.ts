@@ -50,7 +50,9 @@ export const processLauncher: Launcher = {
         // Its own process group: a terminal's Ctrl-C reaches the server only, which then
         // stops its workers in order instead of racing their exits with restarts.
         detached: true,
-        env: { ...process.env, ...spec.env },
+        // Never the server's own SKEIN_TOKEN (an operator's admin bearer, say): a deployed
+        // worker authenticates only with what its record's verb names (--token-file).
+        env: { ...withoutBearer(process.env), ...spec.env },
       });
       const exited = new Promise<ProcessExit>((resolve) =>
         child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() })),
@@ -76,3 +78,8 @@ export const processLauncher: Launcher = {
     }
   },
 };
+
+function withoutBearer(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { SKEIN_TOKEN: _dropped, ...rest } = env;
+  return rest;
+}
