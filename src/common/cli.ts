@@ -7,6 +7,7 @@
  */
 
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { watchLauncher } from "./parent-watch.ts";
 
 /** A mistake in how the program was called: one line, exit status 2. */
 export class UsageError extends Error {
@@ -31,6 +32,8 @@ export interface Command {
   readonly summary: string;
   /** Usage lines after the program and command name, and the options, for `CMD --help`. */
   readonly help: string;
+  /** Its subcommand words (`namespace create|list|…`), for shell completion. */
+  readonly verbs?: readonly string[];
   /** Runs the command; resolves to the exit status. Throws UsageError for usage mistakes. */
   run(args: readonly string[], io: Io): Promise<number>;
 }
@@ -127,16 +130,22 @@ export function parseOptions<const T extends ParseArgsConfig["options"]>(
   return parsed;
 }
 
-/** The entry point's last step: run, then exit with the status (errors are printed once). */
+/**
+ * The entry point's last step: run, then exit with the status (errors are printed once).
+ * Started through npx or npm exec, the program stops (SIGTERM to itself) when npm is gone.
+ */
 export function main(program: Program): void {
-  runProgram(program, process.argv.slice(2)).then(
-    (status) => {
-      process.exitCode = status;
-    },
-    (error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`${program.name}: ${message}\n`);
-      process.exitCode = 1;
-    },
-  );
+  const launcher = watchLauncher();
+  runProgram(program, process.argv.slice(2))
+    .finally(() => launcher?.stop())
+    .then(
+      (status) => {
+        process.exitCode = status;
+      },
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error);
+        process.stderr.write(`${program.name}: ${message}\n`);
+        process.exitCode = 1;
+      },
+    );
 }

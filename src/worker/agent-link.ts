@@ -14,6 +14,7 @@
  */
 
 import WebSocket from "ws";
+import { type BackoffPolicy, jitteredDelay } from "../common/backoff.ts";
 import type { Logger } from "../common/log.ts";
 import type { Capability, Outcome } from "../protocol/agent-transport/interventions.ts";
 import {
@@ -34,6 +35,9 @@ export const BACKLOG_MAX = 10_000;
 
 /** How long `connect` waits for the transport before work goes on without it. */
 export const READY_WAIT_MS = 2_000;
+
+/** Redials of a lost agent-transport connection: 100 ms doubling to 5 s, jittered. */
+export const AGENT_REDIAL: BackoffPolicy = { initialMs: 100, maxMs: 5_000 };
 
 /**
  * Controls held `ready` at once, awaiting the server's commit or withdraw. The server asks
@@ -166,7 +170,7 @@ export class AgentLink {
       // Nothing held on this socket can be committed any more.
       this.#releaseHeld();
       if (this.#closed || url !== this.#url) return;
-      const wait = Math.min(5_000, 100 * 2 ** failures);
+      const wait = jitteredDelay(AGENT_REDIAL, failures + 1);
       this.#retry = setTimeout(() => this.#dial(url, failures + 1), wait);
     });
   }

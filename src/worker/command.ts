@@ -34,13 +34,25 @@ async function readToken(path: string): Promise<string> {
   return token;
 }
 
+/** SKEIN_TOKEN, trimmed; undefined when unset or empty. */
+function tokenFromEnv(): string | undefined {
+  const token = process.env.SKEIN_TOKEN?.trim();
+  if (token === undefined || token === "") return undefined;
+  if (/\s/.test(token)) {
+    throw new SkeinError("token_invalid", "SKEIN_TOKEN must hold one token");
+  }
+  return token;
+}
+
 async function runWorker(args: readonly string[], io: Io): Promise<number> {
   const parsed = parseWorkerArgs(args);
   const logger = createLogger({ name: "skein-worker" });
   let runtime: WorkerRuntime;
   let link: AgentLink | undefined;
   try {
-    const token = parsed.tokenFile === undefined ? undefined : await readToken(parsed.tokenFile);
+    // --token-file, else SKEIN_TOKEN (as every skein client reads it).
+    const token =
+      parsed.tokenFile === undefined ? tokenFromEnv() : await readToken(parsed.tokenFile);
     // Agent workers also hold the agent transport, where each gRPC welcome says it is.
     link = parsed.kind === "agent" ? new AgentLink(token, logger) : undefined;
     const document = await loadWorkerDocument(parsed.kind, parsed.document, {
@@ -107,6 +119,7 @@ async function runWorker(args: readonly string[], io: Io): Promise<number> {
 export const workerCommand: Command = {
   name: "worker",
   summary: "run a builtin worker (exec, module, http or agent) from a worker document",
+  verbs: ["exec", "module", "http", "agent"],
   help: [
     "KIND DOC [options]",
     "",
@@ -119,7 +132,8 @@ export const workerCommand: Command = {
     `  --reconnect-initial-backoff SECS  first wait before reconnecting (default ${WORKER_DEFAULTS.reconnectInitialBackoffS})`,
     `  --reconnect-max-backoff SECS      longest wait between reconnects (default ${WORKER_DEFAULTS.reconnectMaxBackoffS})`,
     "  --reconnect-max-attempts N        failed reconnects in a row before giving up; 0 never (default 0)",
-    "  --token-file PATH                 file holding the bearer token (worker grant)",
+    "  --token-file PATH                 file holding the bearer token (worker grant;",
+    "                                    default: the SKEIN_TOKEN environment variable)",
     "",
     "An agent worker also connects to the server's agent transport (for interventions) on",
     "the --endpoint host, at the port the server announces when the worker connects.",

@@ -10,35 +10,7 @@
  * from a shell that exits keeps running, as a user would expect.
  */
 
-export interface ParentWatch {
-  stop(): void;
-}
-
-export interface ParentWatchOptions {
-  /** The supervisor's pid; default: the parent this process has now. */
-  readonly supervisor?: number | undefined;
-  readonly intervalMs?: number;
-}
-
-export function watchParent(onGone: () => void, options: ParentWatchOptions = {}): ParentWatch {
-  const parent = options.supervisor ?? process.ppid;
-  let stopped = false;
-  const check = () => {
-    if (stopped || process.ppid === parent) return;
-    stopped = true;
-    clearInterval(timer);
-    onGone();
-  };
-  const timer = setInterval(check, options.intervalMs ?? 500);
-  timer.unref();
-  setImmediate(check);
-  return {
-    stop: () => {
-      stopped = true;
-      clearInterval(timer);
-    },
-  };
-}
+export { type ParentWatch, type ParentWatchOptions, watchParent } from "../common/parent-watch.ts";
 
 /** SKEIN_SUPERVISOR_PID, when it holds a pid. */
 export function supervisorPid(env: NodeJS.ProcessEnv = process.env): number | undefined {

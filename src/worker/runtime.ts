@@ -19,7 +19,7 @@
 
 import { randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
-import { type BackoffPolicy, backoffDelay } from "../common/backoff.ts";
+import { type BackoffPolicy, jitteredDelay } from "../common/backoff.ts";
 import { decode } from "../common/decode/index.ts";
 import { SkeinError } from "../common/errors.ts";
 import { type Logger, silentLogger } from "../common/log.ts";
@@ -167,7 +167,8 @@ export class WorkerRuntime {
           `gave up after ${max} reconnect attempt${max === 1 ? "" : "s"} to ${this.#opts.target}: ${end.details || grpc.status[end.code]}`,
         );
       }
-      const wait = backoffDelay(policy, failures);
+      // Jittered: workers that lost one restarted server do not all come back at once.
+      const wait = jitteredDelay(policy, failures);
       this.#log.warn(
         { endpoint: this.#opts.target, attempt: failures, wait_ms: wait, reason: end.details },
         end.welcomed ? "lost the server; reconnecting" : "cannot reach the server; retrying",

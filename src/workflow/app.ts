@@ -23,6 +23,7 @@ import { installJson } from "./http/json.ts";
 import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
 import { installOpenApi } from "./http/openapi.ts";
+import { type TaskQueueReader, taskQueueRoutes } from "./http/task-queues.ts";
 import { workflowRoutes } from "./http/workflows.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
@@ -44,6 +45,8 @@ export interface AppRoles {
   readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
   /** Definitions and runs; absent on a backend without workflow persistence. */
   readonly workflows?: { readonly definitions: DefinitionRegistry; readonly runs: RunService };
+  /** The matcher's workers and backlogs (task-queue describe, describe's pending activities). */
+  readonly queues?: TaskQueueReader;
   /** The agent transport's hub and the gRPC attempts of a run, for the intervention routes. */
   readonly agents?: {
     readonly hub: AgentHub;
@@ -73,7 +76,12 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }
   if (roles.workflows !== undefined) {
-    workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
+    workflowRoutes(app, {
+      namespaces: roles.namespaces,
+      ...roles.workflows,
+      ...(roles.queues === undefined ? {} : { queues: roles.queues }),
+    });
+    if (roles.queues !== undefined) taskQueueRoutes(app, roles.namespaces, roles.queues);
     if (roles.agents !== undefined) {
       agentRoutes(app, {
         namespaces: roles.namespaces,

@@ -33,8 +33,12 @@ export const HTTP_REFUSALS = {
   invalid_namespace_name: 400,
   /** A request names no namespace and `namespaces.default` is not set. */
   namespace_required: 400,
-  /** Work in an absent namespace while `namespaces.auto_create = "closed"`. */
+  /** Work in an absent namespace while `namespaces.auto_create = "closed"`; describe or delete of an absent one. */
   namespace_not_found: 404,
+  /** Deleting a namespace that still has runs (any status). */
+  namespace_not_empty: 409,
+  /** Deleting `namespaces.default` (start-up would create it again). */
+  namespace_is_default: 409,
   /** Worker deployment endpoints while `deployments.enabled` is false. */
   deployments_disabled: 403,
   /** A deployment name that is not stored (GET, DELETE, POST desired-state). */

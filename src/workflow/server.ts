@@ -270,7 +270,10 @@ export async function startServer(
       ...(workflows === undefined ? {} : { workflows }),
       ...(matcher === undefined
         ? {}
-        : { agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) } }),
+        : {
+            agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
+            queues: matcher,
+          }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {

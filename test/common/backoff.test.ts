@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { backoffDelay } from "../../src/common/backoff.ts";
+import { backoffDelay, jitteredDelay } from "../../src/common/backoff.ts";
 
 describe("backoffDelay", () => {
   const rows: [
@@ -32,4 +32,34 @@ describe("backoffDelay", () => {
       );
     });
   }
+});
+
+describe("jitteredDelay: equal jitter, uniform in [d/2, d] of the deterministic wait d", () => {
+  const policy = { initialMs: 500, maxMs: 30_000 };
+  const rows: [n: number, random: number, wait: number][] = [
+    [1, 0, 250],
+    [1, 0.5, 375],
+    [1, 0.999_999, 500],
+    [3, 0, 1_000],
+    [7, 0, 15_000],
+    [7, 0.999_999, 30_000],
+    [10_000, 0.5, 22_500],
+  ];
+  for (const [n, random, wait] of rows) {
+    test(`retry ${n} with random ${random} waits ${wait}`, () => {
+      assert.equal(
+        jitteredDelay(policy, n, () => random),
+        wait,
+      );
+    });
+  }
+
+  test("draws spread over the interval and never leave it (never above maxMs)", () => {
+    for (const n of [1, 2, 5, 20]) {
+      const d = backoffDelay(policy, n);
+      const waits = Array.from({ length: 200 }, () => jitteredDelay(policy, n));
+      for (const w of waits) assert.ok(w >= d / 2 && w <= d && w <= policy.maxMs, `${w} of ${d}`);
+      assert.ok(new Set(waits).size > 50, `only ${new Set(waits).size} distinct waits of 200`);
+    }
+  });
 });

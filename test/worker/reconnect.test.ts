@@ -100,23 +100,28 @@ describe("refusals by the server are final (exit 1, no retry)", () => {
   }
 });
 
+/** A module worker at 127.0.0.1:`port`, reconnecting from `initial` to `max` seconds. */
+function workerAt(port: number, initial: string, max: string, attempts: number) {
+  return spawnWorker([
+    "module",
+    doc,
+    "--endpoint",
+    `127.0.0.1:${port}`,
+    "--token-file",
+    token,
+    "--reconnect-initial-backoff",
+    initial,
+    "--reconnect-max-backoff",
+    max,
+    "--reconnect-max-attempts",
+    String(attempts),
+  ]);
+}
+
 describe("reconnect", () => {
   test("gives up after --reconnect-max-attempts failures with a clear message", async () => {
     const port = await freePort();
-    const w = spawnWorker([
-      "module",
-      doc,
-      "--endpoint",
-      `127.0.0.1:${port}`,
-      "--token-file",
-      token,
-      "--reconnect-initial-backoff",
-      "0.02",
-      "--reconnect-max-backoff",
-      "0.05",
-      "--reconnect-max-attempts",
-      "3",
-    ]);
+    const w = workerAt(port, "0.02", "0.05", 3);
     assert.equal(await w.exited, 1);
     assert.match(
       w.stderr(),
@@ -126,20 +131,7 @@ describe("reconnect", () => {
 
   test("a server that is down, then comes up, is reached by backing off", async () => {
     const port = await freePort();
-    const w = spawnWorker([
-      "module",
-      doc,
-      "--endpoint",
-      `127.0.0.1:${port}`,
-      "--token-file",
-      token,
-      "--reconnect-initial-backoff",
-      "0.05",
-      "--reconnect-max-backoff",
-      "0.2",
-      "--reconnect-max-attempts",
-      "200",
-    ]);
+    const w = workerAt(port, "0.05", "0.2", 200);
     // Let the worker fail a few times against the closed port first.
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(w.child.exitCode, null, "still trying");
@@ -155,6 +147,31 @@ describe("reconnect", () => {
       w.kill();
       await endpoint.close();
     }
+  });
+});
+
+describe("reconnect waits are jittered and bounded", () => {
+  test("two workers against a closed port wait different times, each in [d/2, d] of 50 ms doubling to 200 ms", async () => {
+    const port = await freePort();
+    const attempts = 6;
+    const start = () => workerAt(port, "0.05", "0.2", attempts);
+    const workers = [start(), start()];
+    const waits: number[][] = [];
+    for (const w of workers) {
+      assert.equal(await w.exited, 1);
+      const logged = w
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes('"wait_ms"'))
+        .map((line) => JSON.parse(line) as { attempt: number; wait_ms: number });
+      assert.equal(logged.length, attempts, w.stderr());
+      for (const { attempt, wait_ms } of logged) {
+        const d = Math.min(200, 50 * 2 ** (attempt - 1));
+        assert.ok(wait_ms >= d / 2 && wait_ms <= d, `attempt ${attempt}: ${wait_ms} ms of ${d}`);
+      }
+      waits.push(logged.map((l) => l.wait_ms));
+    }
+    assert.notDeepEqual(waits[0], waits[1], "two workers drew the same six waits");
   });
 });
 

@@ -1,37 +1,63 @@
 /**
- * `skein attempts WORKFLOW_ID`: the live attempts of a workflow (`POST /workflows/attempts`),
- * printed as the server's JSON answer; their identity is what `skein intervene` takes.
+ * `skein attempts WORKFLOW_ID`: the live attempts of a workflow (`POST /workflows/attempts`);
+ * their identity is what `skein intervene` and `skein transcript` take. JSON: the server's
+ * answer; text: a table.
  */
 
-import { stringify } from "lossless-json";
 import { type Command, parseOptions } from "../../common/cli.ts";
+import { SkeinError } from "../../common/errors.ts";
 import { request } from "./client.ts";
-import { bearer, clientOptions, serverUrl } from "./options.ts";
+import { reportRefusal } from "./hints.ts";
+import {
+  CLIENT_HELP,
+  clientOf,
+  NAMESPACE_HELP,
+  namespaced,
+  namespacedOptions,
+  outputMode,
+} from "./options.ts";
+import { emit, table } from "./output.ts";
+
+interface Attempt {
+  run_id: string;
+  activity_id: number;
+  attempt: number;
+  capabilities: string[];
+}
 
 export const attemptsCommand: Command = {
   name: "attempts",
   summary: "list the live attempts of a workflow",
   help: [
-    "WORKFLOW_ID [--namespace N] [--server URL] [--token TOKEN]",
+    "WORKFLOW_ID [-n N] [-s URL] [-t TOKEN] [-o text|json]",
     "",
-    "Prints {attempts: [{run_id, activity_id, attempt, capabilities}]} as JSON.",
+    CLIENT_HELP,
+    NAMESPACE_HELP,
+    "JSON: {attempts: [{run_id, activity_id, attempt, capabilities}]}.",
   ].join("\n"),
   async run(args, io) {
-    const { values, positionals } = parseOptions(
-      args,
-      { ...clientOptions, namespace: { type: "string" } },
-      { min: 1, max: 1 },
-    );
-    const r = await request(
-      { server: serverUrl(values.server), token: bearer(values.token) },
-      "POST",
-      "/workflows/attempts",
-      {
-        ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+    const { values, positionals } = parseOptions(args, namespacedOptions, { min: 1, max: 1 });
+    const mode = outputMode(values.output);
+    try {
+      const r = (await request(clientOf(values), "POST", "/workflows/attempts", {
+        ...namespaced(values.namespace),
         workflow_id: positionals[0],
-      },
-    );
-    io.out(stringify(r) ?? "null");
-    return 0;
+      })) as { attempts: Attempt[] };
+      emit(io, mode, r, () =>
+        table(
+          ["RUN ID", "ACTIVITY", "ATTEMPT", "CAPABILITIES"],
+          r.attempts.map((a) => [
+            a.run_id,
+            String(a.activity_id),
+            String(a.attempt),
+            a.capabilities.join(","),
+          ]),
+        ),
+      );
+      return 0;
+    } catch (error) {
+      if (!(error instanceof SkeinError)) throw error;
+      return reportRefusal(io, error);
+    }
   },
 };

@@ -12,8 +12,10 @@ import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { cliFailure } from "../errors.ts";
-import { type ClientOptions, request } from "./client.ts";
-import { bearer, clientOptions, serverUrl } from "./options.ts";
+import { request } from "./client.ts";
+import { reportRefusal } from "./hints.ts";
+import { CLIENT_HELP, clientOf, clientOptions, type OutputMode, outputMode } from "./options.ts";
+import { emit } from "./output.ts";
 
 const VERBS = ["put", "get", "list", "delete", "desired", "managed"] as const;
 
@@ -34,11 +36,16 @@ async function readRecord(file: string): Promise<unknown> {
   return parseJson(text);
 }
 
-async function call(verb: string, rest: readonly string[]): Promise<unknown> {
-  const client = (values: { server?: string; token?: string }): ClientOptions => ({
-    server: serverUrl(values.server),
-    token: bearer(values.token),
-  });
+async function call(
+  verb: string,
+  rest: readonly string[],
+  chosen: (mode: OutputMode) => void,
+): Promise<unknown> {
+  // Every verb parses the shared options through here, which also picks the output mode.
+  const client = (values: { server?: string; token?: string; output?: string }) => {
+    chosen(outputMode(values.output));
+    return clientOf(values);
+  };
   switch (verb) {
     case "put": {
       const { values, positionals } = parseOptions(
@@ -83,6 +90,7 @@ async function call(verb: string, rest: readonly string[]): Promise<unknown> {
 export const deploymentCommand: Command = {
   name: "deployment",
   summary: "manage worker deployments on a running server",
+  verbs: VERBS,
   help: [
     "put NAME --file record.json   create or replace a deployment record",
     "       skein deployment get NAME                   one record",
@@ -91,19 +99,21 @@ export const deploymentCommand: Command = {
     "       skein deployment desired NAME running|stopped",
     "       skein deployment managed                    records joined with this node's processes",
     "",
-    "  --server URL    the server (default SKEIN_SERVER, else http://127.0.0.1:7380)",
-    "  --token TOKEN   a bearer with the deploy grant (default SKEIN_TOKEN)",
+    CLIENT_HELP,
+    "  (the bearer needs the deploy grant; text output is the answer as indented JSON)",
   ].join("\n"),
   async run(args, io) {
     const [verb, ...rest] = args;
     try {
-      const answer = await call(verb ?? "", rest);
-      io.out(stringify(answer) ?? "null");
+      let mode: OutputMode = "json";
+      const answer = await call(verb ?? "", rest, (m) => {
+        mode = m;
+      });
+      emit(io, mode, answer, () => stringify(answer, undefined, 2) ?? "null");
       return 0;
     } catch (error) {
       if (!(error instanceof SkeinError)) throw error;
-      io.err(`skein: ${error.message}`);
-      return 1;
+      return reportRefusal(io, error);
     }
   },
 };

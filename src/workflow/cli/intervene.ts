@@ -6,10 +6,12 @@
  * intervention no CLI command: it is HTTP only.
  */
 
-import { stringify } from "lossless-json";
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
+import { SkeinError } from "../../common/errors.ts";
 import { request } from "./client.ts";
-import { bearer, clientOptions, serverUrl } from "./options.ts";
+import { reportRefusal } from "./hints.ts";
+import { clientOf, namespaced, namespacedOptions, outputMode } from "./options.ts";
+import { emit } from "./output.ts";
 
 const VERBS = ["inject", "pause", "resume", "budget", "approve", "deny"] as const;
 type Verb = (typeof VERBS)[number];
@@ -25,15 +27,15 @@ const EXTRA: Record<Verb, number> = {
 };
 
 const OPTIONS = {
-  ...clientOptions,
-  namespace: { type: "string" },
+  ...namespacedOptions,
   interrupt: { type: "boolean" },
   "max-tokens": { type: "string" },
   "max-turns": { type: "string" },
   note: { type: "string" },
 } as const;
 
-function count(name: string, text: string | undefined): number | null {
+/** A non-negative integer option or argument; null when absent. */
+export function count(name: string, text: string | undefined): number | null {
   if (text === undefined) return null;
   if (!/^\d{1,15}$/.test(text)) {
     throw new UsageError(`${name} must be a non-negative integer, found ${JSON.stringify(text)}`);
@@ -85,15 +87,16 @@ function kindOf(verb: Verb, extra: string[], values: Record<string, unknown>): o
 export const interveneCommand: Command = {
   name: "intervene",
   summary: "steer one live agent attempt (inject, pause, resume, budget, approve, deny)",
+  verbs: VERBS,
   help: [
-    "VERB WORKFLOW_ID RUN_ID ACTIVITY_ID ATTEMPT … [--namespace N] [--server URL] [--token T]",
+    "VERB WORKFLOW_ID RUN_ID ACTIVITY_ID ATTEMPT … [-n N] [-s URL] [-t TOKEN] [-o text|json]",
     "",
     "  inject … TEXT [--interrupt]     queue a user turn (Interrupt: cut the model call short)",
     "  pause … | resume …              hold or continue the agent loop",
     "  budget … [--max-tokens N] [--max-turns N]   change the budget (an absent one is unchanged)",
     "  approve … CALL_ID [--note TEXT] | deny … CALL_ID [--note TEXT]   decide a pending tool call",
     "",
-    "Prints {outcome: {outcome}}; exit 0 when Applied, 1 for CapabilityNotSupported or",
+    "Prints the outcome ({outcome: {outcome}} as JSON); exit 0 when Applied, 1 for CapabilityNotSupported or",
     "StaleTarget. Cancelling one attempt is HTTP only (POST /workflows/intervene).",
   ].join("\n"),
   async run(args, io) {
@@ -108,22 +111,24 @@ export const interveneCommand: Command = {
       min: 4 + EXTRA[v],
       max: 4 + EXTRA[v],
     });
+    const mode = outputMode(values.output);
     const [workflowId, runId, activityId, attempt, ...extra] = positionals as string[];
     const body = {
-      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...namespaced(values.namespace),
       workflow_id: workflowId,
       run_id: runId,
       activity_id: count("ACTIVITY_ID", activityId),
       attempt: count("ATTEMPT", attempt),
       kind: kindOf(v, extra, values),
     };
-    const r = (await request(
-      { server: serverUrl(values.server), token: bearer(values.token) },
-      "POST",
-      "/workflows/intervene",
-      body,
-    )) as { outcome: { outcome: string } };
-    io.out(stringify(r) ?? "null");
+    let r: { outcome: { outcome: string } };
+    try {
+      r = (await request(clientOf(values), "POST", "/workflows/intervene", body)) as typeof r;
+    } catch (error) {
+      if (!(error instanceof SkeinError)) throw error;
+      return reportRefusal(io, error);
+    }
+    emit(io, mode, r, () => r.outcome.outcome);
     return r.outcome.outcome === "Applied" ? 0 : 1;
   },
 };

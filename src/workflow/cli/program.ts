@@ -8,11 +8,15 @@ import { VERSION } from "../../common/version.ts";
 import { workerCommand } from "../../worker/command.ts";
 import { adminCommand } from "./admin.ts";
 import { attemptsCommand } from "./attempts.ts";
+import { completionCommand } from "./completion.ts";
 import { deploymentCommand } from "./deployment.ts";
 import { interveneCommand } from "./intervene.ts";
 import { namespaceCommand } from "./namespace.ts";
 import { serveCommand } from "./serve.ts";
+import { taskQueueCommand } from "./task-queue.ts";
 import { tokenCommand } from "./token.ts";
+import { transcriptCommand } from "./transcript.ts";
+import { versionCommand } from "./version.ts";
 import { workflowCommand } from "./workflow.ts";
 
 export const skeinProgram: Program = {
@@ -25,9 +29,13 @@ export const skeinProgram: Program = {
     workerCommand,
     tokenCommand,
     namespaceCommand,
+    taskQueueCommand,
     deploymentCommand,
     attemptsCommand,
     interveneCommand,
     adminCommand,
+    transcriptCommand,
+    versionCommand,
+    completionCommand(() => skeinProgram),
   ],
 };

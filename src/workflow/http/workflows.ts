@@ -31,9 +31,11 @@ import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";
 import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
+import { PENDING_LISTED_MAX, type PendingActivity } from "../runs/pending.ts";
 import type { ControlDone, RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
+import { queueWorkers, type TaskQueueReader } from "./task-queues.ts";
 
 /** Bounds of one `list` page. */
 export const LIST_LIMIT_DEFAULT = 100;
@@ -93,6 +95,9 @@ const signalBody = object({
   signal: string({ minBytes: 1, maxBytes: 255, expected: "signal name" }),
   payload: withDefault(anyJson, null),
 });
+
+/** `GET /workflows/definitions?namespace=N`: the query string, decoded like a body. */
+const definitionsQuery = object({ namespace: optional(namespaceName()) });
 
 const cursor: Decoder<RunPosition> = {
   expected: "cursor",
@@ -158,6 +163,8 @@ export interface WorkflowRoles {
   readonly namespaces: NamespaceRegistry;
   readonly definitions: DefinitionRegistry;
   readonly runs: RunService;
+  /** The matcher's view of workers and queues, for describe's pending activities. */
+  readonly queues?: TaskQueueReader;
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
@@ -187,14 +194,18 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = definitionBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      await roles.namespaces.use(namespace, principalOf(request).subject);
-      const submitted =
+      // Checked, decoded, and only then is the namespace used (created when open): a refused
+      // document leaves no namespace behind.
+      await roles.namespaces.admit(namespace);
+      const definition = roles.definitions.decode(
         typeof body.definition === "string"
           ? { text: body.definition, format: body.format }
-          : { value: body.definition };
-      const { definition, created } = await roles.definitions.register(
+          : { value: body.definition },
+      );
+      await roles.namespaces.use(namespace, principalOf(request).subject);
+      const { created } = await roles.definitions.register(
         namespace,
-        submitted,
+        definition,
         principalOf(request).subject,
       );
       return { namespace, name: definition.name, version: definition.version, created };
@@ -207,7 +218,9 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = startBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      await roles.namespaces.use(namespace, principalOf(request).subject);
+      // An unknown definition is refused before the namespace is used: a failed start never
+      // creates its namespace.
+      await roles.namespaces.admit(namespace);
       const definition =
         body.version === undefined
           ? await roles.definitions.latest(namespace, body.name)
@@ -218,6 +231,7 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
           `version ${body.version} is definition ${JSON.stringify(definition.name)}, not ${JSON.stringify(body.name)}`,
         );
       }
+      await roles.namespaces.use(namespace, principalOf(request).subject);
       const started = await roles.runs.start({
         namespace,
         definition,
@@ -240,7 +254,8 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     {
       config: {
         api: {
-          summary: "Describe a run, optionally waiting for its end (wait_ms)",
+          summary:
+            "Describe a run with its pending activities, optionally waiting for its end (wait_ms)",
           body: describeBody,
         },
       },
@@ -249,7 +264,34 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
-      return { run: runJson(run) };
+      const pending = await roles.runs.pending(run);
+      return {
+        run: runJson(run),
+        pending_activities: pendingJson(run, pending.slice(0, PENDING_LISTED_MAX), roles.queues),
+        pending_total: pending.length,
+      };
+    },
+  );
+
+  app.get(
+    "/workflows/definitions",
+    {
+      config: { api: { summary: "List the definitions registered in a namespace (?namespace=)" } },
+    },
+    async (request) => {
+      const query = definitionsQuery.run(request.query, undefined);
+      const namespace = grantedNamespace(roles, request, query.namespace);
+      const definitions = await roles.definitions.list(namespace);
+      return {
+        namespace,
+        definitions: definitions.map((d) => ({
+          name: d.name,
+          version: d.version,
+          registered_at: new Date(d.registeredAt).toISOString(),
+          registered_by: d.registeredBy,
+          versions: d.versions,
+        })),
+      };
     },
   );
 
@@ -316,6 +358,56 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       return controlJson(done);
     },
   );
+}
+
+/**
+ * Pending activities as describe shows them: `state` is `running` (a worker holds the
+ * attempt), `backing_off` (a retry waiting for `next_retry_at`) or `waiting` (offered, no
+ * worker has it); `workers_serving` counts the connected workers of its queue that serve
+ * its action: 0 is the usual answer to "why is my run stuck?".
+ */
+function pendingJson(
+  run: RunRecord,
+  pending: readonly PendingActivity[],
+  queues: TaskQueueReader | undefined,
+) {
+  const now = Date.now();
+  const held = new Set(
+    (queues?.liveAttempts(run.runId) ?? []).map((a) => `${a.ref.activity_id}/${a.ref.attempt}`),
+  );
+  return pending.map((p) => {
+    const serving =
+      queues === undefined
+        ? []
+        : queueWorkers(queues, run.namespace, p.taskQueue).filter((w) =>
+            w.actions.some((a) => a.action === p.action),
+          );
+    const state = held.has(`${p.activityId}/${p.attempt}`)
+      ? "running"
+      : p.dispatchAt > now
+        ? "backing_off"
+        : "waiting";
+    return {
+      activity_id: p.activityId,
+      step_id: p.stepId,
+      action: p.action,
+      task_queue: p.taskQueue,
+      attempt: p.attempt,
+      state,
+      scheduled_at: new Date(p.scheduledAt).toISOString(),
+      next_retry_at: p.dispatchAt > now ? new Date(p.dispatchAt).toISOString() : null,
+      last_failure:
+        p.lastFailure === undefined
+          ? null
+          : {
+              attempt: p.lastFailure.attempt,
+              at: new Date(p.lastFailure.at).toISOString(),
+              code: p.lastFailure.code,
+              message: p.lastFailure.message,
+            },
+      workers_serving: serving.length,
+    };
+  });
 }
 
 function controlJson(done: ControlDone) {

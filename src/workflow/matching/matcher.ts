@@ -164,6 +164,13 @@ export class Matcher {
     return workerSessions(this.#sessions);
   }
 
+  /** Attempts waiting for a free slot in one task queue, per action (empty when none). */
+  backlog(namespace: string, taskQueue: string): { action: string; waiting: number }[] {
+    const queue = this.#queues.find(namespace, taskQueue);
+    if (queue === undefined) return [];
+    return [...queue.backlog].map(([action, d]) => ({ action, waiting: d.size }));
+  }
+
   /** Counts for status pages and tests. */
   stats(): { sessions: number; holding: number; waiting: number } {
     return {

@@ -4,12 +4,15 @@
  * creation and listing; the engine (starting work) and the worker endpoint (serving work)
  * call `use`, which applies `namespaces.auto_create`: `open` creates an absent namespace
  * durably on first use, `closed` refuses it with `namespace_not_found`. `resolve` maps an
- * omitted namespace to `namespaces.default`, which start-up creates. Names reaching this
- * module are already decoded (trimmed, non-empty).
+ * omitted namespace to `namespaces.default`, which start-up creates. `admit` is `use`
+ * without the creation: a request checks it first, refuses bad input, and only then calls
+ * `use`, so a request that fails never leaves a namespace behind. `describe` adds what a
+ * namespace holds; `delete` is refused while it has runs, or for the default namespace.
+ * Names reaching this module are already decoded (trimmed, non-empty).
  */
 
 import { workflowError } from "../errors.ts";
-import type { NamespaceRecord, NamespaceStore } from "../persistence/store.ts";
+import type { NamespaceRecord, NamespaceStore, NamespaceUsage } from "../persistence/store.ts";
 
 export type AutoCreate = "open" | "closed";
 
@@ -79,16 +82,55 @@ export class NamespaceRegistry {
    * returns it, creating it first when absent and `auto_create` is open.
    */
   async use(name: string, subject: string): Promise<NamespaceView> {
+    const existing = await this.admit(name);
+    return existing ?? (await this.create(name, subject)).namespace;
+  }
+
+  /**
+   * Whether work may go to `name`, creating nothing: the namespace when it exists,
+   * undefined when `use` would create it, `namespace_not_found` when `auto_create` is closed.
+   */
+  async admit(name: string): Promise<NamespaceView | undefined> {
     const existing = await this.#store.get(name);
     if (existing !== undefined) return this.view(existing);
     if (this.settings.autoCreate === "closed") {
       throw workflowError(
         "namespace_not_found",
         `namespace ${JSON.stringify(name)} does not exist and namespaces.auto_create is ` +
-          "closed; create it first (POST /namespaces or `skein namespace create`)",
+          "closed; create it first (`skein namespace create NAME`)",
       );
     }
-    return (await this.create(name, subject)).namespace;
+    return undefined;
+  }
+
+  /** The namespace with what it holds; `namespace_not_found` when absent. */
+  async describe(name: string): Promise<{ view: NamespaceView; usage: NamespaceUsage }> {
+    const record = await this.#store.get(name);
+    if (record === undefined) throw notFound(name);
+    return { view: this.view(record), usage: await this.#store.usage(name) };
+  }
+
+  /**
+   * Deletes an empty namespace and its definitions. Refused with `namespace_not_empty` while
+   * it has runs (their histories belong to it), `namespace_is_default` for the default.
+   */
+  async delete(name: string): Promise<{ view: NamespaceView; definitions: number }> {
+    if (name === this.settings.defaultNamespace) {
+      throw workflowError(
+        "namespace_is_default",
+        `namespace ${JSON.stringify(name)} is namespaces.default; start-up would create it again`,
+      );
+    }
+    const r = await this.#store.delete(name);
+    if (r.outcome === "absent") throw notFound(name);
+    if (r.outcome === "has_runs") {
+      throw workflowError(
+        "namespace_not_empty",
+        `namespace ${JSON.stringify(name)} has ${r.runs} run${r.runs === 1 ? "" : "s"}; ` +
+          "a namespace is deleted only once it has none",
+      );
+    }
+    return { view: this.view(r.record), definitions: r.definitions };
   }
 
   async get(name: string): Promise<NamespaceView | undefined> {
@@ -110,4 +152,11 @@ export class NamespaceRegistry {
       ceilingInForce: this.settings.outboxEnabled,
     };
   }
+}
+
+function notFound(name: string) {
+  return workflowError(
+    "namespace_not_found",
+    `namespace ${JSON.stringify(name)} does not exist (see \`skein namespace list\`)`,
+  );
 }

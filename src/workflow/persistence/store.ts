@@ -37,12 +37,32 @@ export interface NewNamespace {
   readonly createdAt: number;
 }
 
+/** What a namespace holds: its runs counted by status, and its registered definitions. */
+export interface NamespaceUsage {
+  /** `[status, count]` for each status with at least one run, ordered by status. */
+  readonly runs: readonly (readonly [string, number])[];
+  /** Registered definition versions. */
+  readonly definitions: number;
+}
+
+/** A delete's outcome: refused while the namespace has runs (their history lives there). */
+export type NamespaceDeletion =
+  | { readonly outcome: "deleted"; readonly record: NamespaceRecord; readonly definitions: number }
+  | { readonly outcome: "absent" }
+  | { readonly outcome: "has_runs"; readonly runs: number };
+
 export interface NamespaceStore {
   /** Creates the namespace unless it exists; `created` is false when it already existed. */
   create(input: NewNamespace): Promise<{ record: NamespaceRecord; created: boolean }>;
   get(name: string): Promise<NamespaceRecord | undefined>;
   /** Every namespace, ordered by name. */
   list(): Promise<NamespaceRecord[]>;
+  usage(name: string): Promise<NamespaceUsage>;
+  /**
+   * Deletes the namespace and its definitions in one transaction, unless it has runs (any
+   * status): then nothing changes and the run count is returned.
+   */
+  delete(name: string): Promise<NamespaceDeletion>;
 }
 
 /** The shards a node owns while it claims work, and the token fencing that ownership. */

@@ -39,6 +39,17 @@ export interface DefinitionStore {
   get(namespace: string, version: string): Promise<DefinitionRecord | undefined>;
   /** The most recently registered version of `name` in the namespace. */
   latest(namespace: string, name: string): Promise<DefinitionRecord | undefined>;
+  /** Each name of the namespace with its latest version, ordered by name. */
+  list(namespace: string): Promise<DefinitionSummary[]>;
+}
+
+/** A definition name as listed: its latest version and how many versions it has. */
+export interface DefinitionSummary {
+  readonly name: string;
+  readonly version: string;
+  readonly registeredAt: number;
+  readonly registeredBy: string;
+  readonly versions: number;
 }
 
 /** A run as the API shows it: identity, pinned version, status, times, end. */

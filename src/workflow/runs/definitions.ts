@@ -2,7 +2,7 @@
  * The definition registry: decodes a submitted document into a typed definition (refusals
  * name the step, see definitions/decode.ts), records it per namespace by content hash, and
  * looks definitions up by version (what a run pinned, for start and for recovery) or by
- * name (the latest registered). Decoded definitions are cached by (namespace, version):
+ * name (the latest registered), and lists each name's latest version. Decoded definitions are cached by (namespace, version):
  * a version is immutable, so the cache is never stale.
  */
 
@@ -10,7 +10,11 @@ import type { DocumentFormat } from "../../common/document-text.ts";
 import { decodeDefinition, parseDefinition } from "../definitions/index.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import { workflowError } from "../errors.ts";
-import type { DefinitionRecord, DefinitionStore } from "../persistence/workflows.ts";
+import type {
+  DefinitionRecord,
+  DefinitionStore,
+  DefinitionSummary,
+} from "../persistence/workflows.ts";
 
 /** A document as submitted: text in a format, or an already parsed JSON object. */
 export type SubmittedDefinition =
@@ -31,15 +35,22 @@ export class DefinitionRegistry {
     this.#store = store;
   }
 
+  /**
+   * Decodes a submitted document (`invalid_definition` when refused) without recording it,
+   * so a caller can refuse bad input before it touches the namespace.
+   */
+  decode(submitted: SubmittedDefinition): WorkflowDefinition {
+    return "text" in submitted
+      ? parseDefinition(submitted.text, submitted.format)
+      : decodeDefinition(submitted.value);
+  }
+
+  /** Records a decoded definition in the namespace. */
   async register(
     namespace: string,
-    submitted: SubmittedDefinition,
+    definition: WorkflowDefinition,
     subject: string,
   ): Promise<Registered> {
-    const definition =
-      "text" in submitted
-        ? parseDefinition(submitted.text, submitted.format)
-        : decodeDefinition(submitted.value);
     const { record, created } = await this.#store.register({
       namespace,
       name: definition.name,
@@ -74,7 +85,7 @@ export class DefinitionRegistry {
       throw workflowError(
         "definition_not_found",
         `no definition named ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}; ` +
-          "register it first (POST /workflows/definitions)",
+          "register it first (skein workflow register FILE)",
       );
     }
     return this.#decoded(record);
@@ -94,5 +105,10 @@ export class DefinitionRegistry {
     }
     this.#cache.set(key, definition);
     return definition;
+  }
+
+  /** Each definition name of the namespace with its latest version, ordered by name. */
+  list(namespace: string): Promise<DefinitionSummary[]> {
+    return this.#store.list(namespace);
   }
 }

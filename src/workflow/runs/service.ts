@@ -13,6 +13,7 @@ import type { HistoryEvent, RunStatus } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
 import type { RunPage, RunPosition, RunRecord, RunStore } from "../persistence/workflows.ts";
 import { RunEnds } from "./ends.ts";
+import { type PendingActivity, pendingActivities } from "./pending.ts";
 
 export interface StartRequest {
   readonly namespace: string;
@@ -149,6 +150,12 @@ export class RunService {
     after: RunPosition | undefined,
   ): Promise<RunPage> {
     return this.#runs.list({ namespace, status, limit, after });
+  }
+
+  /** The unfinished activities of a live run, from its durable history (runs/pending.ts). */
+  async pending(run: RunRecord): Promise<PendingActivity[]> {
+    if (run.status !== "Running" && run.status !== "Paused") return [];
+    return pendingActivities((await this.#runs.history(run.runId)) ?? []);
   }
 
   async history(

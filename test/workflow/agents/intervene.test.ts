@@ -458,6 +458,18 @@ describe("skein attempts and skein intervene", () => {
       "RespondToApproval",
       "PauseResume",
     ]);
+    // skein transcript: the same entries, one JSON value per line (piped), or text lines.
+    const printed = await cli(["transcript", ...ident]);
+    assert.equal(printed.code, 0, printed.stderr);
+    const lines = printed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(lines, await transcript(id, a));
+    const text = await cli(["transcript", ...ident, "-o", "text"]);
+    assert.equal(text.stdout.trim().split("\n").length, lines.length);
+    assert.match(text.stdout, /^user_turn {2}\{/m);
+    assert.match(text.stdout, /^control {2}\{/m);
     // After the end: StaleTarget, exit 1.
     const stale = await cli(["intervene", "pause", ...ident]);
     assert.deepEqual(

@@ -25,8 +25,9 @@ describe("skein namespace create|list against a running server", () => {
     await dir?.remove();
   });
 
+  // Text output, as a person sees it (piped output defaults to JSON: see the output tests).
   const ns = (args: string[], env: Record<string, string> = {}) =>
-    skein(["namespace", ...args, "--server", server.url], env);
+    skein(["namespace", ...args, "--server", server.url, "-o", "text"], env);
 
   test("create prints created, then already exists (name trimmed)", () => {
     const first = ns(["create", "  cli-one ", "--token", admin]);
@@ -45,7 +46,7 @@ describe("skein namespace create|list against a running server", () => {
 
   test("list --records prints one JSON record per line, only granted ones", async () => {
     const token = await tokenFor(dir.path, { namespaces: ["cli-two"] });
-    const r = ns(["list", "--records", "--token", token]);
+    const r = skein(["namespace", "list", "--records", "-s", server.url, "-t", token]);
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout
       .trim()

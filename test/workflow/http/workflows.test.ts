@@ -106,10 +106,10 @@ describe("workflows through the real server and real workers", () => {
       const defFile = join(dir.path, "chain.yaml");
       await writeFile(defFile, CHAIN);
       const env = { SKEIN_SERVER: server.url, SKEIN_TOKEN: token };
-      const reg = skein(["workflow", "register", defFile], env);
+      const reg = skein(["workflow", "register", defFile, "-o", "text"], env);
       assert.equal(reg.status, 0, reg.stderr);
       assert.match(reg.stdout, /^chain sha256:[0-9a-f]{64}\n$/);
-      const again = skein(["workflow", "register", defFile], env);
+      const again = skein(["workflow", "register", defFile, "-o", "text"], env);
       assert.match(again.stdout, /already registered/);
 
       const started = skein(["workflow", "start", "chain", "--input", '{"n":1}'], env);

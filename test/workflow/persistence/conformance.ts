@@ -10,7 +10,7 @@ import { after, describe, test } from "node:test";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 import { engineStoreConformance } from "../../support/engine-store-conformance.ts";
-import { workflowPersistenceConformance } from "./workflows-conformance.ts";
+import { started, V1, workflowPersistenceConformance } from "./workflows-conformance.ts";
 
 export interface Backend {
   /** Opens a store; the same `place` reopens the same durable data. */
@@ -98,6 +98,49 @@ export function namespaceConformance(backend: Backend): void {
       }
       const names = (await store.namespaces.list()).map((r) => r.name);
       assert.deepEqual(names, ["B", "a", "b", "my team", "ñandú"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("usage counts runs by status and definitions; delete is refused while runs exist", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      const workflows = store.workflows!;
+      await store.namespaces.create({ name: "busy", ...at });
+      await store.namespaces.create({ name: "idle", ...at });
+      const definition = { name: "d", canonical: "{}", registeredBy: "t", registeredAt: 1 };
+      await workflows.definitions.register({ ...definition, namespace: "idle", version: V1 });
+      await workflows.definitions.register({ ...definition, namespace: "busy", version: V1 });
+      await workflows.runs.commit([
+        {
+          runId: "r1",
+          workflowId: "w1",
+          namespace: "busy",
+          definitionVersion: V1,
+          events: [started(10, "w1")],
+          status: "Running",
+        },
+      ]);
+      assert.deepEqual(await store.namespaces.usage("busy"), {
+        runs: [["Running", 1]],
+        definitions: 1,
+      });
+      assert.deepEqual(await store.namespaces.delete("busy"), { outcome: "has_runs", runs: 1 });
+      assert.equal((await store.namespaces.get("busy"))?.name, "busy", "nothing was deleted");
+      assert.equal((await workflows.definitions.latest("busy", "d"))?.version, V1);
+
+      const deleted = await store.namespaces.delete("idle");
+      assert.equal(deleted.outcome, "deleted");
+      assert.equal(deleted.outcome === "deleted" && deleted.definitions, 1);
+      assert.equal(await store.namespaces.get("idle"), undefined);
+      assert.equal(
+        await workflows.definitions.latest("idle", "d"),
+        undefined,
+        "definitions go too",
+      );
+      assert.deepEqual(await store.namespaces.usage("idle"), { runs: [], definitions: 0 });
+      assert.deepEqual(await store.namespaces.delete("idle"), { outcome: "absent" });
     } finally {
       await store.close();
     }

@@ -45,6 +45,20 @@ export function workflowPersistenceConformance(
       assert.equal(await definitions.latest("b", "d"), undefined);
       assert.equal((await definitions.get("a", V2))?.name, "d");
     });
+
+    test("list: each name once with its latest version and version count, by name", async () => {
+      const { definitions } = await make();
+      const base = { namespace: "l", canonical: "{}", registeredBy: "t" };
+      await definitions.register({ ...base, name: "zeta", version: V1, registeredAt: 1 });
+      await definitions.register({ ...base, name: "alpha", version: V2, registeredAt: 2 });
+      const V3 = `sha256:${"03".repeat(32)}`;
+      await definitions.register({ ...base, name: "zeta", version: V3, registeredAt: 3 });
+      assert.deepEqual(await definitions.list("l"), [
+        { name: "alpha", version: V2, registeredAt: 2, registeredBy: "t", versions: 1 },
+        { name: "zeta", version: V3, registeredAt: 3, registeredBy: "t", versions: 2 },
+      ]);
+      assert.deepEqual(await definitions.list("other"), []);
+    });
   });
 
   describe(`runs: ${name}`, () => {

@@ -5,8 +5,20 @@
  */
 
 import type { Pool } from "pg";
-import { DEFINITION_COLUMNS, type DefinitionRow, toDefinitionRecord } from "../definition-rows.ts";
-import type { DefinitionRecord, DefinitionStore, NewDefinition } from "../workflows.ts";
+import {
+  DEFINITION_COLUMNS,
+  type DefinitionRow,
+  type DefinitionSummaryRow,
+  listDefinitionsSql,
+  toDefinitionRecord,
+  toDefinitionSummary,
+} from "../definition-rows.ts";
+import type {
+  DefinitionRecord,
+  DefinitionStore,
+  DefinitionSummary,
+  NewDefinition,
+} from "../workflows.ts";
 
 export class PostgresDefinitionStore implements DefinitionStore {
   readonly #pool: Pool;
@@ -77,5 +89,12 @@ export class PostgresDefinitionStore implements DefinitionStore {
       [namespace, name],
     );
     return rows[0] === undefined ? undefined : toDefinitionRecord(rows[0]);
+  }
+
+  async list(namespace: string): Promise<DefinitionSummary[]> {
+    const { rows } = await this.#pool.query<DefinitionSummaryRow>(listDefinitionsSql("$1", "$1"), [
+      namespace,
+    ]);
+    return rows.map(toDefinitionSummary);
   }
 }

@@ -5,8 +5,20 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { DEFINITION_COLUMNS, type DefinitionRow, toDefinitionRecord } from "../definition-rows.ts";
-import type { DefinitionRecord, DefinitionStore, NewDefinition } from "../workflows.ts";
+import {
+  DEFINITION_COLUMNS,
+  type DefinitionRow,
+  type DefinitionSummaryRow,
+  listDefinitionsSql,
+  toDefinitionRecord,
+  toDefinitionSummary,
+} from "../definition-rows.ts";
+import type {
+  DefinitionRecord,
+  DefinitionStore,
+  DefinitionSummary,
+  NewDefinition,
+} from "../workflows.ts";
 import { transaction } from "./database.ts";
 
 export class SqliteDefinitionStore implements DefinitionStore {
@@ -16,6 +28,7 @@ export class SqliteDefinitionStore implements DefinitionStore {
   readonly #get: StatementSync;
   readonly #latest: StatementSync;
   readonly #nextSeq: StatementSync;
+  readonly #list: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -36,6 +49,7 @@ export class SqliteDefinitionStore implements DefinitionStore {
       `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ? AND name = ? ` +
         "ORDER BY seq DESC LIMIT 1",
     );
+    this.#list = db.prepare(listDefinitionsSql("?", "?"));
   }
 
   async register(input: NewDefinition): Promise<{ record: DefinitionRecord; created: boolean }> {
@@ -65,5 +79,11 @@ export class SqliteDefinitionStore implements DefinitionStore {
   async latest(namespace: string, name: string): Promise<DefinitionRecord | undefined> {
     const row = this.#latest.get(namespace, name) as unknown as DefinitionRow | undefined;
     return row === undefined ? undefined : toDefinitionRecord(row);
+  }
+
+  async list(namespace: string): Promise<DefinitionSummary[]> {
+    return (this.#list.all(namespace, namespace) as unknown as DefinitionSummaryRow[]).map(
+      toDefinitionSummary,
+    );
   }
 }

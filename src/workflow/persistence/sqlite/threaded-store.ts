@@ -32,13 +32,19 @@ interface Waiter {
 
 /** The methods of each area that cross to the thread; `satisfies` keeps each list whole. */
 const METHODS = {
-  namespaces: { create: true, get: true, list: true } satisfies Record<keyof NamespaceStore, true>,
+  namespaces: {
+    create: true,
+    get: true,
+    list: true,
+    usage: true,
+    delete: true,
+  } satisfies Record<keyof NamespaceStore, true>,
   deployments: { get: true, list: true, put: true, delete: true } satisfies Record<
     keyof DeploymentStore,
     true
   >,
   transcripts: { append: true, list: true } satisfies Record<keyof TranscriptStore, true>,
-  definitions: { register: true, get: true, latest: true } satisfies Record<
+  definitions: { register: true, get: true, latest: true, list: true } satisfies Record<
     keyof DefinitionStore,
     true
   >,
