@@ -19,17 +19,19 @@ import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
 import { createVerifier } from "./auth/tokens.ts";
 import { cachingVerifier } from "./auth/verified-tokens.ts";
+import { ClusterNode } from "./cluster/node.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
-import { Engine } from "./engine/engine.ts";
+import { Engine, type EngineOptions } from "./engine/engine.ts";
+import type { EngineStore } from "./engine/store.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
 import { RunEnds } from "./runs/ends.ts";
-import { RunService } from "./runs/service.ts";
+import { type RunEngine, RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 
@@ -107,11 +109,23 @@ function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** What stopping needs of the engine side: a single engine, or a cluster node's shards. */
+interface Stoppable {
+  idle(): Promise<void>;
+  close(): void;
+}
+
 /** Stops the engine side in the order that loses nothing durable (see `close`). */
-async function stopWorkflows(engine: Engine, endpoint: WorkerEndpoint): Promise<void> {
+async function stopWorkflows(
+  engine: Stoppable,
+  endpoint: WorkerEndpoint,
+  cluster?: ClusterNode,
+): Promise<void> {
   // Workers go first, so no new result arrives; results not yet committed stay with their
-  // workers, which send them again to the restarted server.
+  // workers, which send them again to the restarted server. A cluster node then hands its
+  // shards over (each drained, released) and leaves.
   await endpoint.close();
+  await cluster?.close();
   await engine.idle();
   engine.close();
 }
@@ -126,12 +140,7 @@ export async function startServer(
   const { key, created: keyCreated } = await ensureSigningKey(config.dataDir);
   const adminToken = await ensureAdminToken(config.dataDir, key.privateKey);
 
-  const store: WorkflowStore = await openStore(config.storage, {
-    onLost: (error) => {
-      options.logger.fatal({ err: error }, "stopping: this node no longer holds its storage");
-      options.onFatal?.(error);
-    },
-  });
+  const store: WorkflowStore = await openStore(config.storage);
   try {
     const { namespaces } = config.settings;
     const registry = new NamespaceRegistry(store.namespaces, {
@@ -151,7 +160,8 @@ export async function startServer(
     });
 
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
-    let engine: Engine | undefined;
+    let engine: (Stoppable & RunEngine) | undefined;
+    let cluster: ClusterNode | undefined;
     let endpoint: WorkerEndpoint | undefined;
     let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
     let recoveredRuns = 0;
@@ -166,8 +176,8 @@ export async function startServer(
     });
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
-      const running = new Engine({
-        store: store.workflows.runs,
+      const engineOptions = (runs: EngineStore, shards?: number): EngineOptions => ({
+        store: runs,
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
         childDefinition: (namespace, workflow, version) =>
@@ -179,6 +189,7 @@ export async function startServer(
         outbox: {
           enabled: config.settings.outbox.enabled,
           maxInFlight: Number(namespaces.max_in_flight_activities),
+          ...(shards === undefined ? {} : { ownedShards: 1, totalShards: shards }),
         },
         logger: options.logger,
         onRunEnded: (runId) => ends.ended(runId),
@@ -187,6 +198,30 @@ export async function startServer(
           options.onFatal?.(error);
         },
       });
+      const { cluster: clusterSettings } = config.settings;
+      // PostgreSQL: a cluster node (of one or more), one engine per owned shard.
+      cluster =
+        store.cluster === undefined
+          ? undefined
+          : new ClusterNode({
+              storage: store.cluster,
+              settings: {
+                nodeId: config.nodeId,
+                shards: Number(clusterSettings.shards),
+                leaseTtlMs: Number(clusterSettings.lease_ttl_ms),
+              },
+              logger: options.logger,
+              engine: (runs, onFatal) =>
+                new Engine({
+                  ...engineOptions(runs, Number(clusterSettings.shards)),
+                  onFatal,
+                }),
+              onFatal: (error) => {
+                options.logger.fatal({ err: error }, "stopping: this node left the cluster");
+                options.onFatal?.(error);
+              },
+            });
+      const running = cluster?.engines ?? new Engine(engineOptions(store.workflows.runs));
       engine = running;
       const grpcListen = options.grpcListen ?? config.settings.grpc.listen;
       endpoint = await startWorkerEndpoint(hostPort(grpcListen.host, grpcListen.port), {
@@ -211,8 +246,9 @@ export async function startServer(
         matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
       );
       try {
-        // Every run is back in memory (its attempts offered again) before HTTP serves.
-        recoveredRuns = await running.recover();
+        // Every run is back in memory (its attempts offered again) before HTTP serves. A
+        // cluster node recovers each shard as it is granted, once it has joined (below).
+        if (cluster === undefined) recoveredRuns = await (running as Engine).recover();
       } catch (error) {
         await stopWorkflows(running, endpoint);
         throw error;
@@ -251,6 +287,16 @@ export async function startServer(
       ...(matcher === undefined
         ? {}
         : { agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) } }),
+      ...(cluster === undefined || store.cluster === undefined
+        ? {}
+        : {
+            routing: {
+              namespaces: registry,
+              storage: store.cluster,
+              total: cluster.engines.total,
+              manager: () => cluster?.manager,
+            },
+          }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
@@ -264,6 +310,18 @@ export async function startServer(
     }
     const address = app.server.address() as AddressInfo;
     const url = httpUrl(listen.host, address.port);
+    if (cluster !== undefined && endpoint !== undefined && engine !== undefined) {
+      try {
+        await cluster.join(config.settings.cluster.advertise_url ?? url);
+        recoveredRuns = cluster.engines.running;
+      } catch (error) {
+        hub.close();
+        await app.close();
+        await stopWorkflows(engine, endpoint, cluster);
+        await supervisor.close();
+        throw error;
+      }
+    }
     if (config.settings.agents.transport) agentPort = address.port;
     listening();
     options.logger.info({ url, node_id: config.nodeId }, "workflow server listening");
@@ -303,7 +361,7 @@ export async function startServer(
           .then(() => hub.flushed())
           .then(() =>
             engine !== undefined && endpoint !== undefined
-              ? stopWorkflows(engine, endpoint)
+              ? stopWorkflows(engine, endpoint, cluster)
               : undefined,
           )
           .then(() => supervisor.close())

@@ -1,0 +1,174 @@
+/**
+ * Requests may land on any node of a cluster; the engine work of a run is done by the node
+ * that serves its shard. This hook runs before the workflow handlers: a start, a control
+ * (signal, cancel, pause, resume) or a describe that waits (`wait_ms`) whose run's shard is
+ * served elsewhere is forwarded over HTTP to that node, with the caller's bearer (every node
+ * of a cluster verifies the same signing key), and its answer is returned as it is. Reads
+ * that do not wait (describe, list, history) answer from the shared database on any node.
+ *
+ * A start without a `workflow_id` gets one here whose shard this node serves, so it needs no
+ * hop. A forwarded request carries `x-skein-forwarded` and is served where it arrives, never
+ * forwarded again; if its shard moved meanwhile the handler answers `shard_unavailable`.
+ * While a shard is between owners (draining, or expired and not yet taken) the hook waits for
+ * the lease manager's next rounds, bounded, and then answers `shard_unavailable` (503).
+ *
+ * Interventions go where the attempt's agent connection is, which is not a function of the
+ * shard: an intervention this node answers `StaleTarget` (it holds no connection for that
+ * attempt) is asked of every other live node, and the first answer that is not `StaleTarget`
+ * is the outcome. A node holding the connection decides exactly as a single node would, so
+ * the outcomes and the `StaleTarget` rules are unchanged.
+ */
+
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { uuidv7 } from "../../common/uuid.ts";
+import { workflowError } from "../errors.ts";
+import { exactNumbers } from "../http/json.ts";
+import type { NamespaceRegistry } from "../namespaces/registry.ts";
+import type { ClusterStorage } from "../persistence/store.ts";
+import type { LeaseManager } from "./lease-manager.ts";
+import { runShard } from "./shard-engines.ts";
+
+export const FORWARDED_HEADER = "x-skein-forwarded";
+/** Rounds of the lease manager a request waits for a shard between owners. */
+export const ROUTE_ROUNDS = 6;
+/** The longest a forwarded request may take (a describe may wait 60 s). */
+export const FORWARD_TIMEOUT_MS = 75_000;
+
+const ROUTED = new Set([
+  "/workflows/start",
+  "/workflows/signal",
+  "/workflows/cancel",
+  "/workflows/pause",
+  "/workflows/resume",
+  "/workflows/describe",
+]);
+
+export interface RoutingRoles {
+  readonly namespaces: NamespaceRegistry;
+  readonly storage: ClusterStorage;
+  readonly total: number;
+  /** The lease manager, once the node has joined. */
+  readonly manager: () => LeaseManager | undefined;
+}
+
+type Body = Record<string, unknown>;
+
+function isBody(value: unknown): value is Body {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function installRouting(app: FastifyInstance, roles: RoutingRoles): void {
+  app.addHook("preHandler", async (request, reply) => {
+    const path = request.routeOptions.url;
+    if (request.method !== "POST" || path === undefined || !ROUTED.has(path)) return;
+    if (request.headers[FORWARDED_HEADER] !== undefined) return;
+    const manager = roles.manager();
+    const body = request.body;
+    if (manager === undefined || !isBody(body)) return;
+    if (path === "/workflows/describe" && !(Number(body.wait_ms ?? 0) > 0)) return;
+    let namespace: string;
+    try {
+      namespace = roles.namespaces.resolve(
+        typeof body.namespace === "string" ? body.namespace : undefined,
+      );
+    } catch {
+      return; // the handler gives the refusal
+    }
+    if (path === "/workflows/start" && body.workflow_id === undefined) {
+      const id = localWorkflowId(manager, namespace, roles.total);
+      if (id !== undefined) {
+        body.workflow_id = id;
+        return;
+      }
+      body.workflow_id = uuidv7();
+    }
+    if (typeof body.workflow_id !== "string") return;
+    const workflowId = body.workflow_id;
+    const shard =
+      (await roles.storage.runShard(namespace, workflowId).catch(() => undefined)) ??
+      runShard(namespace, workflowId, roles.total);
+    for (let round = 0; round < ROUTE_ROUNDS; round++) {
+      if (manager.serves(shard)) return;
+      const owner = manager.ownerOf(shard);
+      if (owner !== undefined && owner.nodeId !== manager.self.nodeId) {
+        const answer = await forward(owner.httpUrl, request, body, manager.self.nodeId);
+        if (answer !== undefined) {
+          reply.code(answer.status).header("content-type", "application/json; charset=utf-8");
+          return reply.send(answer.text);
+        }
+      }
+      await manager.settled();
+    }
+    throw workflowError("shard_unavailable", `shard ${shard} has no serving owner now; retry`);
+  });
+
+  app.addHook("onSend", async (request, _reply, payload) => {
+    if (request.method !== "POST" || request.routeOptions.url !== "/workflows/intervene") {
+      return payload;
+    }
+    if (request.headers[FORWARDED_HEADER] !== undefined || typeof payload !== "string") {
+      return payload;
+    }
+    const manager = roles.manager();
+    if (manager === undefined || !isStale(payload)) return payload;
+    for (const peer of manager.peers()) {
+      const answer = await forward(peer.httpUrl, request, request.body, manager.self.nodeId);
+      if (answer !== undefined && answer.status === 200 && !isStale(answer.text)) {
+        return answer.text;
+      }
+    }
+    return payload;
+  });
+}
+
+function isStale(text: string): boolean {
+  try {
+    const parsed = JSON.parse(text) as { outcome?: { outcome?: unknown } };
+    return parsed.outcome?.outcome === "StaleTarget";
+  } catch {
+    return false;
+  }
+}
+
+/** A new workflow id whose shard this node serves, or undefined when it serves none. */
+function localWorkflowId(
+  manager: LeaseManager,
+  namespace: string,
+  total: number,
+): string | undefined {
+  if (![...manager.states().values()].includes("owned")) return undefined;
+  for (let i = 0; i < 16 * total; i++) {
+    const id = uuidv7();
+    if (manager.serves(runShard(namespace, id, total))) return id;
+  }
+  return undefined;
+}
+
+/** The peer's answer, or undefined when it cannot be reached (the caller tries again). */
+async function forward(
+  baseUrl: string,
+  request: FastifyRequest,
+  body: unknown,
+  from: string,
+): Promise<{ status: number; text: string } | undefined> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    [FORWARDED_HEADER]: from,
+  };
+  const auth = request.headers.authorization;
+  if (auth !== undefined) headers.authorization = auth;
+  try {
+    const response = await fetch(`${baseUrl}${request.url}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(body, exactNumbers),
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    // The owner gave the shard up meanwhile: look again.
+    if (response.status === 503 && text.includes("shard_unavailable")) return undefined;
+    return { status: response.status, text };
+  } catch {
+    return undefined;
+  }
+}
