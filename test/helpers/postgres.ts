@@ -34,3 +34,15 @@ export function freshSchema(t: TestContext, prefix = "skein_test"): string {
   });
   return schema;
 }
+
+/**
+ * For `{ skip }` of tests that need PostgreSQL: undefined when it answers; the reason to skip
+ * when it does not, except under CI (env CI set), where a missing PostgreSQL is a failure.
+ */
+export async function postgresRequired(): Promise<string | undefined> {
+  const reason = await postgresUnreachable();
+  if (reason !== undefined && process.env.CI !== undefined && process.env.CI !== "") {
+    throw new Error(`${reason}; CI is set, so this is a failure, not a skip`);
+  }
+  return reason;
+}

@@ -41,6 +41,7 @@ export class ShardEngines {
   readonly #engines = new Map<number, Engine>();
   readonly #recovering = new Set<Promise<unknown>>();
   #dispatcher: Dispatcher | undefined;
+  #closed = false;
   readonly matcherEvents: MatcherEvents;
 
   constructor(options: ShardEnginesOptions) {
@@ -115,10 +116,23 @@ export class ShardEngines {
 
   start(request: StartRun): Promise<void> {
     try {
-      return this.#startEngine(request.namespace, request.workflowId).start(request);
+      return this.#startEngine(request.namespace, request.workflowId)
+        .start(request)
+        .catch((error: unknown) => Promise.reject(this.#moved(error)));
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * A request its shard's engine refused because the shard moved on meanwhile (its commit
+   * was fenced, or the engine stopped as the lease was lost): nothing was recorded, and the
+   * caller should retry, at the shard's new owner.
+   */
+  #moved(error: unknown): unknown {
+    if (this.#closed || !(error instanceof SkeinError)) return error;
+    if (error.code !== "shard_fenced" && error.code !== "engine_stopped") return error;
+    return workflowError("shard_unavailable", `${error.message}; retry`, error);
   }
 
   state(runId: string): RunState | undefined {
@@ -146,7 +160,9 @@ export class ShardEngines {
     act: (engine: Engine) => Promise<ControlResult>,
   ): Promise<ControlResult> {
     const engine = await this.#holder(runId);
-    if (engine !== undefined) return act(engine);
+    if (engine !== undefined) {
+      return act(engine).catch((error: unknown) => Promise.reject(this.#moved(error)));
+    }
     // Not held here: ended (the caller answers with the stored status), unless its shard is
     // not served here at all (a handover is under way), where the answer would be a guess.
     const shard = await this.#o.runShardById(runId);
@@ -175,6 +191,7 @@ export class ShardEngines {
   }
 
   close(): void {
+    this.#closed = true;
     for (const engine of this.#engines.values()) engine.close();
     this.#engines.clear();
   }

@@ -1,0 +1,232 @@
+// Cluster mode with real `skein serve` processes on the local PostgreSQL (each test its own
+// schema): runs started on any node complete exactly once, a killed node's shards are taken
+// over and its acknowledged runs complete, a node paused past its lease cannot commit after
+// it resumes, and a joining node takes its shards from the others.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
+import { postgresRequired } from "../../helpers/postgres.ts";
+import { call } from "../support/server.ts";
+import { type ClusterFixture, clusterFixture, until } from "./nodes.ts";
+
+const skip = await postgresRequired();
+
+const PAIR = `name: pair
+task_queue: q
+steps:
+  - { id: one, call: { action: effect, input: "{ 'key': input.k & '/1', 'ms': input.ms }" } }
+  - { id: two, call: { action: effect, input: "{ 'key': input.k & '/2', 'ms': input.ms }" } }
+`;
+
+interface Event {
+  type: string;
+  activity_id?: number;
+  output?: { key: string; by: string };
+}
+
+async function register(cluster: ClusterFixture, url: string): Promise<string> {
+  const token = await cluster.token();
+  const r = await call(url, "POST", "/workflows/definitions", {
+    token,
+    body: { definition: PAIR },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return token;
+}
+
+/** Waits (describe with wait_ms, on `url`) until the run has ended; returns its status. */
+async function ended(url: string, token: string, workflowId: string): Promise<string> {
+  return until(
+    `run ${workflowId} to end`,
+    async () => {
+      const r = await call(url, "POST", "/workflows/describe", {
+        token,
+        body: { workflow_id: workflowId, wait_ms: 2000 },
+      });
+      if (r.status !== 200) return undefined;
+      const status = r.body.run.status as string;
+      return status === "Running" || status === "Paused" ? undefined : status;
+    },
+    60_000,
+  );
+}
+
+async function history(url: string, token: string, workflowId: string): Promise<Event[]> {
+  const r = await call(url, "POST", "/workflows/history", {
+    token,
+    body: { workflow_id: workflowId },
+  });
+  assert.equal(r.status, 200);
+  return r.body.events as Event[];
+}
+
+function completedIds(events: readonly Event[]): number[] {
+  return events.filter((e) => e.type === "ActivityCompleted").map((e) => e.activity_id!);
+}
+
+describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, () => {
+  test("runs started on every node complete exactly once, each side effect once", async (t) => {
+    const cluster = await clusterFixture(t);
+    const nodes = [await cluster.start(0), await cluster.start(1), await cluster.start(2)];
+    await until("three owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
+    );
+    for (let i = 0; i < 3; i++) await cluster.worker(i, `w${i}`);
+    const token = await register(cluster, nodes[0]!.url);
+    const started: { id: string; key: string }[] = [];
+    for (let n = 0; n < 30; n++) {
+      const key = `k${n}`;
+      const node = nodes[n % 3]!;
+      // Half with a client workflow id (forwarded to its shard's owner), half without.
+      const body =
+        n % 2 === 0
+          ? { name: "pair", input: { k: key, ms: 0 } }
+          : { name: "pair", input: { k: key, ms: 0 }, workflow_id: crypto.randomUUID() };
+      const r = await call(node.url, "POST", "/workflows/start", { token, body });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      started.push({ id: r.body.workflow_id, key });
+    }
+    for (const [i, run] of started.entries()) {
+      assert.equal(await ended(nodes[(i + 1) % 3]!.url, token, run.id), "Completed");
+      assert.deepEqual(completedIds(await history(nodes[i % 3]!.url, token, run.id)), [1, 2]);
+    }
+    const effects = await cluster.effects();
+    for (const run of started) {
+      assert.deepEqual(effects.get(`${run.key}/1`)?.length, 1, run.key);
+      assert.deepEqual(effects.get(`${run.key}/2`)?.length, 1, run.key);
+    }
+    assert.equal(effects.size, 60);
+    // Work ran on every node's workers: the shards are spread.
+    const by = new Set([...effects.values()].flat());
+    assert.deepEqual([...by].sort(), ["w0", "w1", "w2"]);
+  });
+
+  test("SIGKILL of a node mid-load: its shards are taken over, every acknowledged run completes, no activity completes twice", async (t) => {
+    const cluster = await clusterFixture(t, { ttlMs: 3000 });
+    const nodes = [await cluster.start(0), await cluster.start(1), await cluster.start(2)];
+    await until("three owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
+    );
+    for (let i = 0; i < 3; i++) await cluster.worker(i, `w${i}`);
+    const token = await register(cluster, nodes[0]!.url);
+    const acknowledged: string[] = [];
+    for (let n = 0; n < 45; n++) {
+      const r = await call(nodes[n % 3]!.url, "POST", "/workflows/start", {
+        token,
+        body: { name: "pair", input: { k: `k${n}`, ms: 150 } },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      acknowledged.push(r.body.workflow_id);
+    }
+    const before = await cluster.leases();
+    const killedShards = before.filter((l) => l.owner === "n2").map((l) => l.shard);
+    assert.ok(killedShards.length > 0);
+    await nodes[2]!.stop("SIGKILL");
+    // The survivors take every shard of n2, each at a new epoch.
+    await until("n2's shards taken over", async () => {
+      const now = await cluster.leases();
+      const taken = killedShards.every((s) => {
+        const lease = now.find((l) => l.shard === s);
+        return lease?.owner === "n0" || lease?.owner === "n1";
+      });
+      return taken ? true : undefined;
+    });
+    const after = await cluster.leases();
+    for (const s of killedShards) {
+      assert.ok(after[s]!.epoch > before[s]!.epoch, `shard ${s} epoch moved on`);
+    }
+    for (const [i, id] of acknowledged.entries()) {
+      const url = nodes[i % 2]!.url;
+      assert.equal(await ended(url, token, id), "Completed");
+      const ids = completedIds(await history(url, token, id));
+      assert.deepEqual(ids, [1, 2], `run ${id}: each activity completed once`);
+    }
+  });
+
+  test("a node paused (SIGSTOP) past its lease cannot commit after it resumes (fencing)", async (t) => {
+    const cluster = await clusterFixture(t, { ttlMs: 2000 });
+    const a = await cluster.start(0);
+    const b = await cluster.start(1);
+    await until("two owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 2 ? true : undefined,
+    );
+    await cluster.worker(0, "at-a");
+    await cluster.worker(1, "at-b");
+    const token = await register(cluster, a.url);
+    // A start without a workflow id lands in a shard of the node it is sent to: node a.
+    const r = await call(a.url, "POST", "/workflows/start", {
+      token,
+      body: { name: "pair", input: { k: "paused", ms: 2500 } },
+    });
+    assert.equal(r.status, 200);
+    const id = r.body.workflow_id as string;
+    const shard = (
+      await cluster.sql<{ shard: number }>(
+        `SELECT shard FROM "${cluster.schema}".workflow_runs WHERE workflow_id = $1`,
+        [id],
+      )
+    )[0]!.shard;
+    // Node a's worker is executing the first activity when a stops.
+    await until("a's worker to start", async () =>
+      (await cluster.effects()).get("paused/1")?.includes("at-a") ? true : undefined,
+    );
+    a.child.kill("SIGSTOP");
+    // b takes the shard (new epoch), recovers the run and dispatches the attempt to its worker.
+    await until("b to take the shard", async () =>
+      (await cluster.leases())[shard]?.owner === "n1" ? true : undefined,
+    );
+    await until("b's worker to run the attempt again", async () =>
+      (await cluster.effects()).get("paused/1")?.includes("at-b") ? true : undefined,
+    );
+    // b's worker completes the run while a is still stopped.
+    assert.equal(await ended(b.url, token, id), "Completed");
+    const recorded = await history(b.url, token, id);
+    // a's worker finished long ago; its result waits in a's socket until a resumes, and a
+    // still holds the run in memory at the old epoch.
+    a.child.kill("SIGCONT");
+    // Once a serves shards again it has run a lease round since resuming, and read its socket.
+    await until("a to own shards again", async () =>
+      (await cluster.leases()).some((l) => l.owner === "n0") ? true : undefined,
+    );
+    await until("a to log the loss", async () =>
+      /shard lease lost|shard_fenced/.test(a.stdout() + a.stderr()) ? true : undefined,
+    );
+    // Nothing a had in flight reached history: exactly b's two completions.
+    const events = await history(b.url, token, id);
+    assert.deepEqual(events, recorded);
+    const completions = events.filter((e) => e.type === "ActivityCompleted");
+    assert.deepEqual(
+      completions.map((e) => [e.activity_id, e.output?.by]),
+      [
+        [1, "at-b"],
+        [2, "at-b"],
+      ],
+    );
+  });
+
+  test("a joining node takes the shards rendezvous hashing gives it; the others keep theirs", async (t) => {
+    const cluster = await clusterFixture(t, { shards: 32 });
+    await cluster.start(0);
+    await cluster.start(1);
+    const two = desiredOwners(["n0", "n1"], 32);
+    await until("n0 and n1 to own their shards", async () => {
+      const leases = await cluster.leases();
+      return leases.every((l) => l.owner === two[l.shard]) ? true : undefined;
+    });
+    const epochs = (await cluster.leases()).map((l) => l.epoch);
+    await cluster.start(2);
+    const three = desiredOwners(["n0", "n1", "n2"], 32);
+    await until("n2 to own its shards", async () => {
+      const leases = await cluster.leases();
+      return leases.every((l) => l.owner === three[l.shard]) ? true : undefined;
+    });
+    const leases = await cluster.leases();
+    for (const lease of leases) {
+      // Moved shards were handed over (a new epoch); the others were never touched.
+      if (two[lease.shard] === three[lease.shard]) assert.equal(lease.epoch, epochs[lease.shard]);
+      else assert.ok(lease.epoch > epochs[lease.shard]!);
+    }
+    assert.ok(leases.some((l) => l.owner === "n2"));
+  });
+});
