@@ -24,6 +24,7 @@ import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
 import { Engine, type EngineOptions } from "./engine/engine.ts";
+import type { ClaimBudget } from "./engine/outbox.ts";
 import type { EngineStore } from "./engine/store.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
@@ -176,7 +177,7 @@ export async function startServer(
     });
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
-      const engineOptions = (runs: EngineStore, shards?: number): EngineOptions => ({
+      const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
         store: runs,
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
@@ -189,7 +190,8 @@ export async function startServer(
         outbox: {
           enabled: config.settings.outbox.enabled,
           maxInFlight: Number(namespaces.max_in_flight_activities),
-          ...(shards === undefined ? {} : { ownedShards: 1, totalShards: shards }),
+          // Cluster: the shards of a node share its ceiling share (cluster/claim-budget.ts).
+          ...(budget === undefined ? {} : { budget }),
         },
         logger: options.logger,
         onRunEnded: (runId) => ends.ended(runId),
@@ -211,11 +213,9 @@ export async function startServer(
                 leaseTtlMs: Number(clusterSettings.lease_ttl_ms),
               },
               logger: options.logger,
-              engine: (runs, onFatal) =>
-                new Engine({
-                  ...engineOptions(runs, Number(clusterSettings.shards)),
-                  onFatal,
-                }),
+              quota: Number(namespaces.max_in_flight_activities),
+              engine: (runs, onFatal, budget) =>
+                new Engine({ ...engineOptions(runs, budget), onFatal }),
               onFatal: (error) => {
                 options.logger.fatal({ err: error }, "stopping: this node left the cluster");
                 options.onFatal?.(error);
@@ -295,6 +295,8 @@ export async function startServer(
               storage: store.cluster,
               total: cluster.engines.total,
               manager: () => cluster?.manager,
+              ceilingShare: () => cluster?.budget.ceiling ?? 0,
+              quota: Number(namespaces.max_in_flight_activities),
             },
           }),
     });

@@ -9,9 +9,11 @@
 
 import type { Logger } from "../../common/log.ts";
 import type { Engine } from "../engine/engine.ts";
+import type { ClaimBudget } from "../engine/outbox.ts";
 import type { EngineStore } from "../engine/store.ts";
 import type { ShardFence } from "../persistence/postgres/runs.ts";
 import type { ClusterStorage } from "../persistence/store.ts";
+import { type BudgetShare, NodeClaimBudget } from "./claim-budget.ts";
 import { LeaseManager } from "./lease-manager.ts";
 import { ShardEngines } from "./shard-engines.ts";
 
@@ -25,16 +27,26 @@ export interface ClusterNodeOptions {
   readonly storage: ClusterStorage;
   readonly settings: ClusterSettings;
   readonly logger: Logger;
-  /** An engine over a shard's fenced store; `onFatal` must be passed to its options. */
-  readonly engine: (store: EngineStore, onFatal: (error: unknown) => void) => Engine;
-  /** Called with the number of owned shards whenever it changes (the ceiling share). */
-  readonly onOwnership?: (owned: number, total: number) => void;
+  /**
+   * An engine over a shard's fenced store; `onFatal` must be passed to its options, and
+   * `budget` to its outbox options (the node's ceiling share, shared by its shards).
+   */
+  readonly engine: (
+    store: EngineStore,
+    onFatal: (error: unknown) => void,
+    budget: ClaimBudget,
+  ) => Engine;
+  /** `namespaces.max_in_flight_activities`: the quota the node's share is taken of. */
+  readonly quota: number;
   /** The node cannot stay a member; the process should stop. */
   readonly onFatal: (error: Error) => void;
 }
 
 export class ClusterNode {
   readonly engines: ShardEngines;
+  /** The node's ceiling share, following its ownership. */
+  readonly budget: NodeClaimBudget;
+  readonly #shares = new Map<number, BudgetShare>();
   readonly #o: ClusterNodeOptions;
   #manager: LeaseManager | undefined;
   #unlisten: (() => Promise<void>) | undefined;
@@ -42,15 +54,24 @@ export class ClusterNode {
   constructor(options: ClusterNodeOptions) {
     this.#o = options;
     const { storage, settings, logger } = options;
+    this.budget = new NodeClaimBudget(options.quota, settings.shards);
     this.engines = new ShardEngines({
       total: settings.shards,
       runShardById: (runId) => storage.runShardById(runId),
       serves: (shard) => this.#manager?.serves(shard) ?? false,
-      make: (fence: ShardFence, onFailed) =>
-        options.engine(storage.shardRuns(fence), (error) => {
-          logger.warn({ err: error, shard: fence.shard }, "shard engine stopped: commit refused");
-          onFailed();
-        }),
+      make: (fence: ShardFence, onFailed) => {
+        this.#retire(fence.shard);
+        const share = this.budget.share();
+        this.#shares.set(fence.shard, share);
+        return options.engine(
+          storage.shardRuns(fence),
+          (error) => {
+            logger.warn({ err: error, shard: fence.shard }, "shard engine stopped: commit refused");
+            onFailed();
+          },
+          share.budget,
+        );
+      },
       onShardFailed: (shard) => this.#manager?.fenced(shard),
     });
   }
@@ -75,9 +96,15 @@ export class ClusterNode {
       onFatal: this.#o.onFatal,
       hooks: {
         acquire: (fence) => this.engines.acquire(fence),
-        drain: (shard) => this.engines.drain(shard),
-        lost: (shard) => this.engines.lose(shard),
-        changed: (owned, total) => this.#o.onOwnership?.(owned, total),
+        drain: async (shard) => {
+          await this.engines.drain(shard);
+          this.#retire(shard);
+        },
+        lost: (shard) => {
+          this.engines.lose(shard);
+          this.#retire(shard);
+        },
+        changed: (owned) => this.budget.owned(owned),
       },
     });
     this.#manager = manager;
@@ -92,6 +119,12 @@ export class ClusterNode {
       },
       "joined the cluster",
     );
+  }
+
+  /** A shard's engine is gone: its outbox leaves the node's budget. */
+  #retire(shard: number): void {
+    this.#shares.get(shard)?.leave();
+    this.#shares.delete(shard);
   }
 
   /** Hands every shard over (drained, released) and leaves the cluster. */

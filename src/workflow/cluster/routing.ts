@@ -49,6 +49,9 @@ export interface RoutingRoles {
   readonly total: number;
   /** The lease manager, once the node has joined. */
   readonly manager: () => LeaseManager | undefined;
+  /** This node's claim ceiling per namespace now (its share of the quota). */
+  readonly ceilingShare: () => number;
+  readonly quota: number;
 }
 
 type Body = Record<string, unknown>;
@@ -58,6 +61,24 @@ function isBody(value: unknown): value is Body {
 }
 
 export function installRouting(app: FastifyInstance, roles: RoutingRoles): void {
+  // What this node serves now: for operators, and for tests that follow the ceiling share.
+  app.get("/cluster", async () => {
+    const manager = roles.manager();
+    const states = manager?.states() ?? new Map();
+    return {
+      node_id: manager?.self.nodeId ?? null,
+      incarnation: manager === undefined ? null : String(manager.self.incarnation),
+      shards: roles.total,
+      owned: [...states]
+        .filter(([, s]) => s === "owned")
+        .map(([shard]) => shard)
+        .sort((x, y) => x - y),
+      quota: roles.quota,
+      ceiling_share: roles.ceilingShare(),
+      peers: manager?.peers().map((p) => ({ node_id: p.nodeId, http_url: p.httpUrl })) ?? [],
+    };
+  });
+
   app.addHook("preHandler", async (request, reply) => {
     const path = request.routeOptions.url;
     if (request.method !== "POST" || path === undefined || !ROUTED.has(path)) return;

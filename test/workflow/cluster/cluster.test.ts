@@ -65,6 +65,41 @@ function completedIds(events: readonly Event[]): number[] {
   return events.filter((e) => e.type === "ActivityCompleted").map((e) => e.activity_id!);
 }
 
+/**
+ * Each node's ceiling share is ceil(quota × owned / S) for the shards it serves, and the sum
+ * exceeds the quota only by rounding (less than one per node).
+ */
+async function checkShares(
+  cluster: ClusterFixture,
+  nodes: readonly { url: string }[],
+  quota: number,
+  total: number,
+): Promise<void> {
+  const token = await cluster.token();
+  const statuses = await until("every node to serve only what it owns", async () => {
+    const all = await Promise.all(
+      nodes.map(async (n) => (await call(n.url, "GET", "/cluster", { token })).body),
+    );
+    const leases = await cluster.leases();
+    const settled = all.every(
+      (s) =>
+        JSON.stringify(s.owned) ===
+        JSON.stringify(leases.filter((l) => l.owner === s.node_id).map((l) => l.shard)),
+    );
+    return settled ? all : undefined;
+  });
+  let sum = 0;
+  for (const status of statuses) {
+    assert.equal(status.ceiling_share, Math.ceil((quota * status.owned.length) / total));
+    sum += status.ceiling_share;
+  }
+  assert.equal(
+    statuses.reduce((n, s) => n + s.owned.length, 0),
+    total,
+  );
+  assert.ok(sum >= quota && sum <= quota + nodes.length - 1, `shares sum to ${sum}`);
+}
+
 describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, () => {
   test("runs started on every node complete exactly once, each side effect once", async (t) => {
     const cluster = await clusterFixture(t);
@@ -205,17 +240,18 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     );
   });
 
-  test("a joining node takes the shards rendezvous hashing gives it; the others keep theirs", async (t) => {
-    const cluster = await clusterFixture(t, { shards: 32 });
-    await cluster.start(0);
-    await cluster.start(1);
+  test("a joining node takes the shards rendezvous hashing gives it; the others keep theirs; ceiling shares follow", async (t) => {
+    const quota = 10;
+    const cluster = await clusterFixture(t, { shards: 32, quota });
+    const nodes = [await cluster.start(0), await cluster.start(1)];
     const two = desiredOwners(["n0", "n1"], 32);
     await until("n0 and n1 to own their shards", async () => {
       const leases = await cluster.leases();
       return leases.every((l) => l.owner === two[l.shard]) ? true : undefined;
     });
     const epochs = (await cluster.leases()).map((l) => l.epoch);
-    await cluster.start(2);
+    await checkShares(cluster, nodes, quota, 32);
+    nodes.push(await cluster.start(2));
     const three = desiredOwners(["n0", "n1", "n2"], 32);
     await until("n2 to own its shards", async () => {
       const leases = await cluster.leases();
@@ -228,5 +264,6 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       else assert.ok(lease.epoch > epochs[lease.shard]!);
     }
     assert.ok(leases.some((l) => l.owner === "n2"));
+    await checkShares(cluster, nodes, quota, 32);
   });
 });

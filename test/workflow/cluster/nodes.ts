@@ -20,6 +20,8 @@ export const CLUSTER_ACTIVITIES = fileURLToPath(
 export interface ClusterOptions {
   readonly shards?: number;
   readonly ttlMs?: number;
+  /** `namespaces.max_in_flight_activities` (default 1024). */
+  readonly quota?: number;
   /** More TOML for every node's config. */
   readonly toml?: string;
 }
@@ -76,7 +78,8 @@ export async function clusterFixture(
       file,
       `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\n` +
         `[cluster]\nnode_id = "n${i}"\nshards = ${options.shards ?? 16}\n` +
-        `lease_ttl_ms = ${options.ttlMs ?? 1500}\n[namespaces]\ndefault = "home"\n${options.toml ?? ""}\n`,
+        `lease_ttl_ms = ${options.ttlMs ?? 1500}\n[namespaces]\ndefault = "home"\n` +
+        `max_in_flight_activities = ${options.quota ?? 1024}\n${options.toml ?? ""}\n`,
     );
     return file;
   };
