@@ -4,9 +4,13 @@
 // it resumes, and a joining node takes its shards from the others.
 
 import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, test } from "node:test";
+import { startScriptedModel } from "../../../src/testing/scripted-model.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../helpers/postgres.ts";
+import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
 import { call } from "../support/server.ts";
 import { type ClusterFixture, clusterFixture, until } from "./nodes.ts";
 
@@ -265,5 +269,92 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     }
     assert.ok(leases.some((l) => l.owner === "n2"));
     await checkShares(cluster, nodes, quota, 32);
+  });
+
+  test("an intervention sent to a node that does not hold the agent connection is Applied; a stale one is StaleTarget", async (t) => {
+    const model = await startScriptedModel();
+    t.after(() => model.close());
+    const cluster = await clusterFixture(t);
+    const a = await cluster.start(0);
+    const b = await cluster.start(1);
+    await until("two owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 2 ? true : undefined,
+    );
+    const token = await cluster.token();
+    const definition =
+      "name: ask\ntask_queue: agents\nretry: { max_attempts: 1 }\n" +
+      "steps:\n  - { id: a, call: { action: assistant, input: input.q } }\noutput: steps.a\n";
+    const registered = await call(a.url, "POST", "/workflows/definitions", {
+      token,
+      body: { definition },
+    });
+    assert.equal(registered.status, 200);
+    const tokenFile = join(cluster.dir, "agent.token");
+    await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
+    const doc = await writeJson(cluster.dir, "agents.json", {
+      name: "agents",
+      task_queue: "agents",
+      actions: {
+        assistant: { agent: { base_url: model.url, model: "scripted", max_turns: 5 } },
+        echo: {
+          description: "echoes",
+          exec: { command: [process.execPath, "-e", "process.stdin.pipe(process.stdout)"] },
+        },
+      },
+    });
+    // The agent worker (and so its agent-transport connection) is at node a only.
+    const worker = spawnWorker([
+      "agent",
+      doc,
+      "--endpoint",
+      a.grpc!,
+      "--token-file",
+      tokenFile,
+      "--namespace",
+      "home",
+    ]);
+    t.after(async () => {
+      worker.kill("SIGKILL");
+      await worker.exited;
+    });
+    model.push(
+      { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 1500 },
+      { content: "ok" },
+    );
+    const started = await call(a.url, "POST", "/workflows/start", {
+      token,
+      body: { name: "ask", input: { q: "hello" } },
+    });
+    assert.equal(started.status, 200);
+    const id = started.body.workflow_id as string;
+    await until("the model call", async () => (model.requests.length >= 1 ? true : undefined));
+    const attempt = await until("a live attempt at a", async () => {
+      const r = await call(a.url, "POST", "/workflows/attempts", {
+        token,
+        body: { workflow_id: id },
+      });
+      return r.body.attempts?.[0] as
+        | { run_id: string; activity_id: number; attempt: number }
+        | undefined;
+    });
+    const intervene = async (url: string, n: number) => {
+      const r = await call(url, "POST", "/workflows/intervene", {
+        token,
+        body: {
+          workflow_id: id,
+          run_id: attempt.run_id,
+          activity_id: attempt.activity_id,
+          attempt: n,
+          kind: { kind: "InjectMessage", text: "via b", priority: { priority: "Normal" } },
+        },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.outcome.outcome as string;
+    };
+    // An attempt that does not exist is stale on every node.
+    assert.equal(await intervene(b.url, attempt.attempt + 1), "StaleTarget");
+    assert.equal(await intervene(b.url, attempt.attempt), "Applied");
+    assert.equal(await ended(b.url, token, id), "Completed");
+    assert.equal(model.requests[1]!.messages.at(-1)!.content, "via b");
   });
 });
