@@ -220,6 +220,14 @@ export async function startServer(
                 options.logger.fatal({ err: error }, "stopping: this node left the cluster");
                 options.onFatal?.(error);
               },
+              // Another node changed a deployment record: apply the records here again.
+              onDeployments: () => {
+                if (config.settings.deployments.enabled) {
+                  deployments.reconcile().catch((error: unknown) => {
+                    options.logger.error({ err: error }, "cannot apply the deployment records");
+                  });
+                }
+              },
             });
       const running = cluster?.engines ?? new Engine(engineOptions(store.workflows.runs));
       engine = running;

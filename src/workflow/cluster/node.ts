@@ -40,6 +40,8 @@ export interface ClusterNodeOptions {
   readonly quota: number;
   /** The node cannot stay a member; the process should stop. */
   readonly onFatal: (error: Error) => void;
+  /** Another node changed the deployment records (their NOTIFY). */
+  readonly onDeployments?: () => void;
 }
 
 export class ClusterNode {
@@ -108,7 +110,10 @@ export class ClusterNode {
       },
     });
     this.#manager = manager;
-    this.#unlisten = await storage.listen(() => manager.wake());
+    this.#unlisten = await storage.listen((topic) => {
+      if (topic === "deployments") this.#o.onDeployments?.();
+      else manager.wake();
+    });
     await tables.notify();
     await manager.start();
     logger.info(

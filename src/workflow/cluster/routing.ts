@@ -12,6 +12,10 @@
  * While a shard is between owners (draining, or expired and not yet taken) the hook waits for
  * the lease manager's next rounds, bounded, and then answers `shard_unavailable` (503).
  *
+ * A change of a worker deployment record on this node is announced to every node (NOTIFY),
+ * which applies the records again: a record with `node` runs only on that node, one with
+ * `node` null on every node.
+ *
  * Interventions go where the attempt's agent connection is, which is not a function of the
  * shard: an intervention this node answers `StaleTarget` (it holds no connection for that
  * attempt) is asked of every other live node, and the first answer that is not `StaleTarget`
@@ -121,6 +125,13 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
       await manager.settled();
     }
     throw workflowError("shard_unavailable", `shard ${shard} has no serving owner now; retry`);
+  });
+
+  // A deployment record changed here: every node applies the records again (their `node`).
+  app.addHook("onResponse", async (request, reply) => {
+    if (request.method === "GET" || reply.statusCode >= 300) return;
+    if (!request.url.startsWith("/worker-deployments")) return;
+    await roles.storage.notify("deployments").catch(() => {});
   });
 
   app.addHook("onSend", async (request, _reply, payload) => {

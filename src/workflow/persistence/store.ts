@@ -106,8 +106,13 @@ export interface ClusterStorage {
   readonly schema: string;
   tables(ttlMs: number): ClusterTables;
   shardRuns(fence: ShardFence): EngineStore;
-  /** LISTENs for the cluster's wake-ups (reconnecting on loss); resolves to a stop function. */
-  listen(wake: () => void): Promise<() => Promise<void>>;
+  /**
+   * LISTENs for the cluster's wake-ups (reconnecting on loss); resolves to a stop function.
+   * `topic` is "" for leases and membership, or what `notify` was given.
+   */
+  listen(wake: (topic: string) => void): Promise<() => Promise<void>>;
+  /** Wakes every node of the cluster on `topic` (e.g. "deployments"). */
+  notify(topic: string): Promise<void>;
   /** The shard of the stored run of (namespace, workflow id), undefined when there is none. */
   runShard(namespace: string, workflowId: string): Promise<number | undefined>;
   /** The shard of a stored run by run id. */

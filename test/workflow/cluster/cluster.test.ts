@@ -357,4 +357,80 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     assert.equal(await ended(b.url, token, id), "Completed");
     assert.equal(model.requests[1]!.messages.at(-1)!.content, "via b");
   });
+
+  test("deployments: a record with node runs only on that node, node null on every node; each node shows its own processes", async (t) => {
+    const cluster = await clusterFixture(t, { toml: "[deployments]\nenabled = true" });
+    const nodes = [await cluster.start(0), await cluster.start(1), await cluster.start(2)];
+    const token = await cluster.token();
+    const { document: doc, token: tokenFile } = await cluster.workerFiles("deployed");
+    const record = (node?: string) => ({
+      artifact: {
+        type: "builtin",
+        verb: [
+          "worker",
+          "module",
+          doc,
+          "--endpoint",
+          nodes[0]!.grpc!,
+          "--token-file",
+          tokenFile,
+          "--namespace",
+          "home",
+        ],
+      },
+      namespaces: ["home"],
+      task_queue: "q",
+      desired: "running",
+      ...(node === undefined ? {} : { node }),
+    });
+    type Managed = { name: string; runs_here: boolean; state: string; pid: number | null };
+    const managed = async (i: number, name: string): Promise<Managed | undefined> => {
+      const r = await call(nodes[i]!.url, "GET", "/workers/managed", { token });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.node_id, `n${i}`);
+      return (r.body.managed as Managed[]).find((m) => m.name === name);
+    };
+    const put = await call(nodes[0]!.url, "PUT", "/worker-deployments/everywhere", {
+      token,
+      body: record(),
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    // node null: every node runs its own process.
+    const pids = await until("a process on every node", async () => {
+      const all = await Promise.all([0, 1, 2].map((i) => managed(i, "everywhere")));
+      return all.every((m) => m?.state === "running" && m.pid !== null)
+        ? all.map((m) => m!.pid)
+        : undefined;
+    });
+    assert.equal(new Set(pids).size, 3);
+    const pinned = await call(nodes[2]!.url, "PUT", "/worker-deployments/pinned", {
+      token,
+      body: record("n1"),
+    });
+    assert.equal(pinned.status, 200, JSON.stringify(pinned.body));
+    await until("the pinned record running on n1", async () =>
+      (await managed(1, "pinned"))?.state === "running" ? true : undefined,
+    );
+    for (const i of [0, 2]) {
+      const m = await managed(i, "pinned");
+      assert.deepEqual([m?.runs_here, m?.pid], [false, null]);
+    }
+    // Deleted on one node: every node's process stops.
+    const deleted = await call(nodes[1]!.url, "DELETE", "/worker-deployments/everywhere", {
+      token,
+    });
+    assert.equal(deleted.status, 200);
+    await until("every node's process to stop", async () =>
+      pids.every((pid) => {
+        try {
+          process.kill(pid!, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      })
+        ? true
+        : undefined,
+    );
+  });
 });

@@ -35,6 +35,8 @@ export interface ClusterFixture {
   token(): Promise<string>;
   /** Starts node `i` (`n<i>`), or starts it again with the same id. */
   start(i: number): Promise<ServerProcess>;
+  /** A worker document serving `effect` on queue q, and a 0600 file with the admin token. */
+  workerFiles(tag: string): Promise<{ document: string; token: string }>;
   /** A module worker serving `effect` on queue q of namespace home at node `i`. */
   worker(i: number, tag: string): Promise<WorkerProcess>;
   /** Executions per effect key. */
@@ -96,7 +98,7 @@ export async function clusterFixture(
       nodes[i] = node;
       return node;
     },
-    worker: async (i, tag) => {
+    workerFiles: async (tag) => {
       const home = join(dir, `w-${tag}`);
       await mkdir(home, { recursive: true });
       const token = join(home, "worker.token");
@@ -110,6 +112,10 @@ export async function clusterFixture(
           actions: { effect: { module: CLUSTER_ACTIVITIES, export: "effect" } },
         }),
       );
+      return { document, token };
+    },
+    worker: async (i, tag) => {
+      const { document, token } = await fixture.workerFiles(tag);
       const worker = spawnWorker(
         [
           "module",

@@ -19,6 +19,9 @@ export function postgresCluster(url: string, schema: string, pool: pg.Pool): Clu
     tables: (ttlMs) => new ClusterTables(pool, schema, ttlMs),
     shardRuns: (fence: ShardFence) => new PostgresRunStore(pool, fence),
     listen: (wake) => listen(url, schema, wake),
+    notify: async (topic) => {
+      await pool.query("SELECT pg_notify($1, $2)", [CLUSTER_CHANNEL, `${schema}:${topic}`]);
+    },
     runShard: async (namespace, workflowId) => {
       const { rows } = await pool.query<{ shard: number }>(
         "SELECT shard FROM workflow_runs WHERE namespace = $1 AND workflow_id = $2",
@@ -36,7 +39,11 @@ export function postgresCluster(url: string, schema: string, pool: pg.Pool): Clu
   };
 }
 
-async function listen(url: string, schema: string, wake: () => void): Promise<() => Promise<void>> {
+async function listen(
+  url: string,
+  schema: string,
+  wake: (topic: string) => void,
+): Promise<() => Promise<void>> {
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -53,13 +60,16 @@ async function listen(url: string, schema: string, wake: () => void): Promise<()
     next.on("error", again);
     next.on("end", again);
     next.on("notification", (n) => {
-      if (n.channel === CLUSTER_CHANNEL && n.payload === schema) wake();
+      if (n.channel !== CLUSTER_CHANNEL || n.payload === undefined) return;
+      if (n.payload === schema) wake("");
+      else if (n.payload.startsWith(`${schema}:`)) wake(n.payload.slice(schema.length + 1));
     });
     try {
       await next.connect();
       await next.query(`LISTEN ${CLUSTER_CHANNEL}`);
       // Whatever was notified while this connection was down is caught up now.
-      wake();
+      wake("");
+      wake("deployments");
     } catch {
       again();
     }
