@@ -12,7 +12,7 @@ import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../helpers/postgres.ts";
 import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
 import { call } from "../support/server.ts";
-import { type ClusterFixture, clusterFixture, until } from "./nodes.ts";
+import { type ClusterFixture, clusterFixture, startRun, until } from "./nodes.ts";
 
 const skip = await postgresRequired();
 
@@ -122,7 +122,7 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
         n % 2 === 0
           ? { name: "pair", input: { k: key, ms: 0 } }
           : { name: "pair", input: { k: key, ms: 0 }, workflow_id: crypto.randomUUID() };
-      const r = await call(node.url, "POST", "/workflows/start", { token, body });
+      const r = await startRun(node.url, token, body);
       assert.equal(r.status, 200, JSON.stringify(r.body));
       started.push({ id: r.body.workflow_id, key });
     }
@@ -151,9 +151,9 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     const token = await register(cluster, nodes[0]!.url);
     const acknowledged: string[] = [];
     for (let n = 0; n < 45; n++) {
-      const r = await call(nodes[n % 3]!.url, "POST", "/workflows/start", {
-        token,
-        body: { name: "pair", input: { k: `k${n}`, ms: 150 } },
+      const r = await startRun(nodes[n % 3]!.url, token, {
+        name: "pair",
+        input: { k: `k${n}`, ms: 150 },
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       acknowledged.push(r.body.workflow_id);

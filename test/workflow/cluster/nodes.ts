@@ -11,7 +11,14 @@ import pg from "pg";
 import { signingKeyPath } from "../../../src/workflow/auth/keys.ts";
 import { freshSchema, POSTGRES_URL } from "../../helpers/postgres.ts";
 import { spawnWorker, type WorkerProcess } from "../../helpers/worker-endpoint.ts";
-import { adminToken, type ServerProcess, startServe, tempDir } from "../support/server.ts";
+import {
+  type Answer,
+  adminToken,
+  call,
+  type ServerProcess,
+  startServe,
+  tempDir,
+} from "../support/server.ts";
 
 export const CLUSTER_ACTIVITIES = fileURLToPath(
   new URL("../../fixtures/workers/cluster-activities.ts", import.meta.url),
@@ -80,7 +87,7 @@ export async function clusterFixture(
       file,
       `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\n` +
         `[cluster]\nnode_id = "n${i}"\nshards = ${options.shards ?? 16}\n` +
-        `lease_ttl_ms = ${options.ttlMs ?? 1500}\n[namespaces]\ndefault = "home"\n` +
+        `lease_ttl_ms = ${options.ttlMs ?? 3000}\n[namespaces]\ndefault = "home"\n` +
         `max_in_flight_activities = ${options.quota ?? 1024}\n${options.toml ?? ""}\n`,
     );
     return file;
@@ -157,6 +164,19 @@ export async function clusterFixture(
     sql,
   };
   return fixture;
+}
+
+/**
+ * `POST /workflows/start`, sent again while it answers 503 (`shard_unavailable`: the shard
+ * was between owners, nothing was recorded), as a client does; bounded.
+ */
+export async function startRun(url: string, token: string, body: object): Promise<Answer> {
+  let answer = await call(url, "POST", "/workflows/start", { token, body });
+  for (let retry = 0; answer.status === 503 && retry < 50; retry++) {
+    await new Promise((done) => setTimeout(done, 100));
+    answer = await call(url, "POST", "/workflows/start", { token, body });
+  }
+  return answer;
 }
 
 /** Polls `check` every 25 ms until it returns a value other than undefined; bounded. */

@@ -2,7 +2,9 @@
  * `ClusterStorage` on PostgreSQL (see ../store.ts): the pieces a cluster node needs beyond
  * the domain stores. The wake-up channel is a dedicated connection LISTENing on the cluster
  * channel; when it breaks it reconnects after a pause, and the lease manager's polling covers
- * the gap, so a lost notification only delays a handover, never breaks one.
+ * the gap, so a lost notification only delays a handover, never breaks one. The lease tables
+ * have a small pool of their own: a renewal must never wait in line behind the engine's
+ * commits for a connection, or a busy node would lose its leases to its own load.
  */
 
 import pg from "pg";
@@ -13,10 +15,32 @@ import { PostgresRunStore, type ShardFence } from "./runs.ts";
 /** How long a broken LISTEN connection waits before it connects again. */
 export const LISTEN_RETRY_MS = 1_000;
 
-export function postgresCluster(url: string, schema: string, pool: pg.Pool): ClusterStorage {
+/** Connections of the lease pool: the lease rounds run one at a time, plus a release. */
+export const LEASE_POOL_SIZE = 2;
+
+export function postgresCluster(
+  url: string,
+  schema: string,
+  pool: pg.Pool,
+): ClusterStorage & { close(): Promise<void> } {
+  let leasePool: pg.Pool | undefined;
+  const leases = () => {
+    if (leasePool === undefined) {
+      leasePool = new pg.Pool({
+        connectionString: url,
+        max: LEASE_POOL_SIZE,
+        options: `-c search_path=${schema}`,
+      });
+      leasePool.on("error", () => {});
+    }
+    return leasePool;
+  };
   return {
     schema,
-    tables: (ttlMs) => new ClusterTables(pool, schema, ttlMs),
+    tables: (ttlMs) => new ClusterTables(leases(), schema, ttlMs),
+    close: async () => {
+      if (leasePool !== undefined && !leasePool.ending) await leasePool.end();
+    },
     shardRuns: (fence: ShardFence) => new PostgresRunStore(pool, fence),
     listen: (wake) => listen(url, schema, wake),
     notify: async (topic) => {

@@ -39,7 +39,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly deployments: PostgresDeploymentStore;
   readonly transcripts: PostgresTranscriptStore;
   readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
-  readonly cluster: ClusterStorage;
+  readonly cluster: ClusterStorage & { close(): Promise<void> };
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number, url: string, schema: string) {
@@ -91,6 +91,7 @@ export class PostgresWorkflowStore implements WorkflowStore {
   }
 
   async close(): Promise<void> {
+    await this.cluster.close();
     if (!this.#pool.ending) await this.#pool.end();
   }
 }
