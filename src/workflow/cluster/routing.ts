@@ -20,7 +20,8 @@
  * shard: an intervention this node answers `StaleTarget` (it holds no connection for that
  * attempt) is asked of every other live node, and the first answer that is not `StaleTarget`
  * is the outcome. A node holding the connection decides exactly as a single node would, so
- * the outcomes and the `StaleTarget` rules are unchanged.
+ * the outcomes and the `StaleTarget` rules are unchanged. The attempts list of a run is
+ * likewise completed with every other live node's.
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -134,15 +135,16 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
     await roles.storage.notify("deployments").catch(() => {});
   });
 
-  app.addHook("onSend", async (request, _reply, payload) => {
-    if (request.method !== "POST" || request.routeOptions.url !== "/workflows/intervene") {
+  app.addHook("onSend", async (request, reply, payload) => {
+    const path = request.routeOptions.url;
+    if (request.method !== "POST" || request.headers[FORWARDED_HEADER] !== undefined) {
       return payload;
     }
-    if (request.headers[FORWARDED_HEADER] !== undefined || typeof payload !== "string") {
-      return payload;
-    }
+    if (typeof payload !== "string" || reply.statusCode !== 200) return payload;
     const manager = roles.manager();
-    if (manager === undefined || !isStale(payload)) return payload;
+    if (manager === undefined) return payload;
+    if (path === "/workflows/attempts") return mergeAttempts(manager, request, payload);
+    if (path !== "/workflows/intervene" || !isStale(payload)) return payload;
     for (const peer of manager.peers()) {
       const answer = await forward(peer.httpUrl, request, request.body, manager.self.nodeId);
       if (answer !== undefined && answer.status === 200 && !isStale(answer.text)) {
@@ -151,6 +153,35 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
     }
     return payload;
   });
+}
+
+/**
+ * The live attempts of a run are wherever their workers' connections are: the list this node
+ * answered is completed with every other live node's (an attempt listed twice is kept once).
+ */
+async function mergeAttempts(
+  manager: LeaseManager,
+  request: FastifyRequest,
+  payload: string,
+): Promise<string> {
+  type Listed = { run_id: string; activity_id: number; attempt: number };
+  const answers = await Promise.all(
+    manager
+      .peers()
+      .map((peer) => forward(peer.httpUrl, request, request.body, manager.self.nodeId)),
+  );
+  const merged = new Map<string, Listed>();
+  for (const text of [payload, ...answers.map((a) => (a?.status === 200 ? a.text : undefined))]) {
+    if (text === undefined) continue;
+    try {
+      for (const a of (JSON.parse(text) as { attempts: Listed[] }).attempts) {
+        merged.set(`${a.run_id}/${a.activity_id}/${a.attempt}`, a);
+      }
+    } catch {
+      // A peer's answer that is not the expected shape adds nothing.
+    }
+  }
+  return JSON.stringify({ attempts: [...merged.values()] });
 }
 
 function isStale(text: string): boolean {

@@ -24,6 +24,9 @@ export function runShard(namespace: string, workflowId: string, total: number): 
   return shardOf(`${namespace}\u0000${workflowId}`, total);
 }
 
+/** The longest a handover waits for a shard's engine to be idle before closing it. */
+export const DRAIN_MAX_MS = 2_000;
+
 export interface ShardEnginesOptions {
   readonly total: number;
   /** A new engine over the shard's fenced store; `onFenced` when a commit is refused. */
@@ -78,11 +81,20 @@ export class ShardEngines {
     }
   }
 
-  /** Hands the shard over: the last commit lands, then its engine stops. */
+  /**
+   * Hands the shard over: the commit in flight lands, then its engine stops. A shard that
+   * never goes idle (results keep arriving) is closed after DRAIN_MAX_MS anyway: what it had
+   * not committed is refused (callers retry at the new owner, workers resend).
+   */
   async drain(shard: number): Promise<void> {
     const engine = this.#engines.get(shard);
     if (engine === undefined) return;
-    await engine.idle();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((done) => {
+      timer = setTimeout(done, DRAIN_MAX_MS);
+    });
+    await Promise.race([engine.idle(), bound]);
+    clearTimeout(timer);
     engine.close();
     if (this.#engines.get(shard) === engine) this.#engines.delete(shard);
   }

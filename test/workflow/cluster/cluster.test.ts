@@ -351,6 +351,15 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return r.body.outcome.outcome as string;
     };
+    // Listed from a node without the connection too (each node adds what it holds).
+    const listed = await call(b.url, "POST", "/workflows/attempts", {
+      token,
+      body: { workflow_id: id },
+    });
+    assert.deepEqual(
+      listed.body.attempts.map((x: typeof attempt) => [x.run_id, x.attempt]),
+      [[attempt.run_id, attempt.attempt]],
+    );
     // An attempt that does not exist is stale on every node.
     assert.equal(await intervene(b.url, attempt.attempt + 1), "StaleTarget");
     assert.equal(await intervene(b.url, attempt.attempt), "Applied");
