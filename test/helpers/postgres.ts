@@ -1,6 +1,6 @@
 // The local PostgreSQL the tests use (trust auth; override with SKEIN_TEST_POSTGRES_URL),
-// whether it answers (a reason to skip when it does not), and fresh schemas that are
-// dropped when the test ends.
+// whether it answers (a reason to skip when it does not, a failure under CI), and fresh
+// schemas that are dropped when the test ends.
 
 import { randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../helpers/postgres.ts";
+import { freshSchema, POSTGRES_URL, postgresRequired } from "../helpers/postgres.ts";
 import { freePort, moduleWorker } from "../helpers/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 const URL = POSTGRES_URL;
 
 describe("skein serve on PostgreSQL storage (real process)", {
-  skip: await postgresUnreachable(),
+  skip: await postgresRequired(),
 }, () => {
   test("a namespace acknowledged before SIGKILL is there after restart", async (t) => {
     const dir = await tempDir();
