@@ -9,8 +9,9 @@
  * A start without a `workflow_id` gets one here whose shard this node serves, so it needs no
  * hop. A forwarded request carries `x-skein-forwarded` and is served where it arrives, never
  * forwarded again; if its shard moved meanwhile the handler answers `shard_unavailable`.
- * While a shard is between owners (draining, or expired and not yet taken) the hook waits for
- * the lease manager's next rounds, bounded, and then answers `shard_unavailable` (503).
+ * While a shard is between owners (draining, or expired and not yet taken) the hook looks
+ * again after each lease round, for at most ROUTE_WAIT_MS, and then answers
+ * `shard_unavailable` (503).
  *
  * A change of a worker deployment record on this node is announced to every node (NOTIFY),
  * which applies the records again: a record with `node` runs only on that node, one with
@@ -34,8 +35,10 @@ import type { LeaseManager } from "./lease-manager.ts";
 import { runShard } from "./shard-engines.ts";
 
 export const FORWARDED_HEADER = "x-skein-forwarded";
-/** Rounds of the lease manager a request waits for a shard between owners. */
-export const ROUTE_ROUNDS = 6;
+/** How long a request waits for a shard between owners (a handover drains up to 2 s). */
+export const ROUTE_WAIT_MS = 5_000;
+/** The pause between two looks at a shard between owners (a lease round runs meanwhile). */
+export const ROUTE_RETRY_MS = 100;
 /** The longest a forwarded request may take (a describe may wait 60 s). */
 export const FORWARD_TIMEOUT_MS = 75_000;
 
@@ -113,7 +116,8 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
     const shard =
       (await roles.storage.runShard(namespace, workflowId).catch(() => undefined)) ??
       runShard(namespace, workflowId, roles.total);
-    for (let round = 0; round < ROUTE_ROUNDS; round++) {
+    const deadline = Date.now() + ROUTE_WAIT_MS;
+    while (Date.now() < deadline) {
       if (manager.serves(shard)) return;
       const owner = manager.ownerOf(shard);
       if (owner !== undefined && owner.nodeId !== manager.self.nodeId) {
@@ -123,7 +127,10 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
           return reply.send(answer.text);
         }
       }
-      await manager.settled();
+      await Promise.all([
+        manager.settled(),
+        new Promise((done) => setTimeout(done, ROUTE_RETRY_MS)),
+      ]);
     }
     throw workflowError("shard_unavailable", `shard ${shard} has no serving owner now; retry`);
   });
