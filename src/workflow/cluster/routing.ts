@@ -41,6 +41,8 @@ export const ROUTE_WAIT_MS = 5_000;
 export const ROUTE_RETRY_MS = 100;
 /** The longest a forwarded request may take (a describe may wait 60 s). */
 export const FORWARD_TIMEOUT_MS = 75_000;
+/** The longest one peer may take to answer an intervention or an attempts read. */
+export const ASK_PEER_TIMEOUT_MS = 10_000;
 
 const ROUTED = new Set([
   "/workflows/start",
@@ -153,7 +155,7 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
     if (path === "/workflows/attempts") return mergeAttempts(manager, request, payload);
     if (path !== "/workflows/intervene" || !isStale(payload)) return payload;
     for (const peer of manager.peers()) {
-      const answer = await forward(peer.httpUrl, request, request.body, manager.self.nodeId);
+      const answer = await askPeer(peer.httpUrl, request, manager.self.nodeId);
       if (answer !== undefined && answer.status === 200 && !isStale(answer.text)) {
         return answer.text;
       }
@@ -173,9 +175,7 @@ async function mergeAttempts(
 ): Promise<string> {
   type Listed = { run_id: string; activity_id: number; attempt: number };
   const answers = await Promise.all(
-    manager
-      .peers()
-      .map((peer) => forward(peer.httpUrl, request, request.body, manager.self.nodeId)),
+    manager.peers().map((peer) => askPeer(peer.httpUrl, request, manager.self.nodeId)),
   );
   const merged = new Map<string, Listed>();
   for (const text of [payload, ...answers.map((a) => (a?.status === 200 ? a.text : undefined))]) {
@@ -214,12 +214,18 @@ function localWorkflowId(
   return undefined;
 }
 
+/** The same request asked of a peer (an intervention, an attempts read), bounded. */
+function askPeer(baseUrl: string, request: FastifyRequest, from: string) {
+  return forward(baseUrl, request, request.body, from, ASK_PEER_TIMEOUT_MS);
+}
+
 /** The peer's answer, or undefined when it cannot be reached (the caller tries again). */
 async function forward(
   baseUrl: string,
   request: FastifyRequest,
   body: unknown,
   from: string,
+  timeoutMs = FORWARD_TIMEOUT_MS,
 ): Promise<{ status: number; text: string } | undefined> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -232,7 +238,7 @@ async function forward(
       method: "POST",
       headers,
       body: JSON.stringify(body, exactNumbers),
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
     // The owner gave the shard up meanwhile: look again.
