@@ -12,14 +12,16 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
+import { attemptKey } from "../protocol/attempt.ts";
 import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
 import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
-import { createVerifier } from "./auth/tokens.ts";
+import { createVerifier, issueToken } from "./auth/tokens.ts";
 import { cachingVerifier } from "./auth/verified-tokens.ts";
 import { ClusterNode } from "./cluster/node.ts";
+import { nodeToken, TaskRelay } from "./cluster/task-relay.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
@@ -163,6 +165,7 @@ export async function startServer(
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
     let engine: (Stoppable & RunEngine) | undefined;
     let cluster: ClusterNode | undefined;
+    let relay: TaskRelay | undefined;
     let endpoint: WorkerEndpoint | undefined;
     let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
     let recoveredRuns = 0;
@@ -249,7 +252,32 @@ export async function startServer(
         events: running.matcherEvents,
         agentPort: () => agentPort,
       });
-      running.attach(withAgentCancel(endpoint.matcher, hub));
+      const local = withAgentCancel(endpoint.matcher, hub);
+      if (cluster === undefined) running.attach(local);
+      else {
+        // Cluster: an attempt whose queue has no worker here goes to a node that has one.
+        const node = cluster;
+        const matcher = endpoint.matcher;
+        relay = new TaskRelay({
+          nodeId: () => node.manager?.self.nodeId,
+          peers: () => node.manager?.peers() ?? [],
+          token: nodeToken(
+            (subject, ttlSeconds) =>
+              issueToken(key.privateKey, { subject, namespaces: "*", worker: true, ttlSeconds }),
+            config.nodeId,
+          ),
+          local,
+          withdraw: (ref) =>
+            !matcher.liveAttempts(ref.run_id).some((a) => attemptKey(a.ref) === attemptKey(ref)) &&
+            matcher.cancel(ref, "relayed to another node") !== "signalled",
+          serves: (namespace, queue) =>
+            matcher.workers().some((w) => w.namespace === namespace && w.taskQueue === queue),
+          events: () => node.engines.matcherEvents,
+          logger: options.logger,
+        });
+        node.engines.relayTo(relay.foreign());
+        running.attach(relay.dispatcher());
+      }
       hub.authorize(
         matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
       );
@@ -303,6 +331,7 @@ export async function startServer(
               storage: store.cluster,
               total: cluster.engines.total,
               manager: () => cluster?.manager,
+              ...(relay === undefined ? {} : { relay }),
               ceilingShare: () => cluster?.budget.ceiling ?? 0,
               quota: Number(namespaces.max_in_flight_activities),
             },

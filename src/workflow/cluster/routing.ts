@@ -33,6 +33,7 @@ import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { ClusterStorage } from "../persistence/store.ts";
 import type { LeaseManager } from "./lease-manager.ts";
 import { runShard } from "./shard-engines.ts";
+import type { TaskRelay } from "./task-relay.ts";
 
 export const FORWARDED_HEADER = "x-skein-forwarded";
 /** How long a request waits for a shard between owners (a handover drains up to 2 s). */
@@ -59,6 +60,8 @@ export interface RoutingRoles {
   readonly total: number;
   /** The lease manager, once the node has joined. */
   readonly manager: () => LeaseManager | undefined;
+  /** Tasks for workers connected to other nodes (its node-to-node routes). */
+  readonly relay?: TaskRelay;
   /** This node's claim ceiling per namespace now (its share of the quota). */
   readonly ceilingShare: () => number;
   readonly quota: number;
@@ -71,6 +74,7 @@ function isBody(value: unknown): value is Body {
 }
 
 export function installRouting(app: FastifyInstance, roles: RoutingRoles): void {
+  roles.relay?.routes(app);
   // What this node serves now: for operators, and for tests that follow the ceiling share.
   app.get("/cluster", async () => {
     const manager = roles.manager();

@@ -44,6 +44,8 @@ export class ShardEngines {
   readonly #engines = new Map<number, Engine>();
   readonly #recovering = new Set<Promise<unknown>>();
   #dispatcher: Dispatcher | undefined;
+  /** What this node's workers report about attempts it holds for another node (relay). */
+  #foreign: MatcherEvents | undefined;
   #closed = false;
   readonly matcherEvents: MatcherEvents;
 
@@ -59,6 +61,11 @@ export class ShardEngines {
   /** Shards with an engine here. */
   get shards(): number[] {
     return [...this.#engines.keys()];
+  }
+
+  /** Reports about runs no engine here holds go to `events` (the task relay) first. */
+  relayTo(events: MatcherEvents): void {
+    this.#foreign = events;
   }
 
   attach(dispatcher: Dispatcher): void {
@@ -219,30 +226,49 @@ export class ShardEngines {
   #events(): MatcherEvents {
     const byEngine = (refs: readonly AttemptRef[]) => {
       const groups = new Map<Engine, AttemptRef[]>();
+      const rest: AttemptRef[] = [];
       for (const ref of refs) {
         const engine = this.#engineOf(ref.run_id);
-        if (engine === undefined) continue;
+        if (engine === undefined) {
+          rest.push(ref);
+          continue;
+        }
         const group = groups.get(engine) ?? [];
         group.push(ref);
         groups.set(engine, group);
       }
-      return groups;
+      return { groups, rest };
     };
     return {
-      completed: async (ref, outputJson, ctx) =>
-        (await this.#holder(ref.run_id))?.matcherEvents.completed(ref, outputJson, ctx),
-      failed: async (ref, failure, ctx) =>
-        (await this.#holder(ref.run_id))?.matcherEvents.failed(ref, failure, ctx),
+      completed: async (ref, outputJson, ctx) => {
+        const engine = await this.#holder(ref.run_id);
+        if (engine !== undefined) return engine.matcherEvents.completed(ref, outputJson, ctx);
+        return this.#foreign?.completed(ref, outputJson, ctx);
+      },
+      failed: async (ref, failure, ctx) => {
+        const engine = await this.#holder(ref.run_id);
+        if (engine !== undefined) return engine.matcherEvents.failed(ref, failure, ctx);
+        return this.#foreign?.failed(ref, failure, ctx);
+      },
       heartbeat: (ref, details, ctx) =>
-        this.#engineOf(ref.run_id)?.matcherEvents.heartbeat?.(ref, details, ctx),
+        (this.#engineOf(ref.run_id)?.matcherEvents ?? this.#foreign)?.heartbeat?.(
+          ref,
+          details,
+          ctx,
+        ),
       detached: (refs, ctx) => {
-        for (const [engine, group] of byEngine(refs)) engine.matcherEvents.detached?.(group, ctx);
+        const { groups, rest } = byEngine(refs);
+        for (const [engine, group] of groups) engine.matcherEvents.detached?.(group, ctx);
+        if (rest.length > 0) this.#foreign?.detached?.(rest, ctx);
       },
       attached: (refs, ctx) => {
-        for (const [engine, group] of byEngine(refs)) engine.matcherEvents.attached?.(group, ctx);
+        const { groups, rest } = byEngine(refs);
+        for (const [engine, group] of groups) engine.matcherEvents.attached?.(group, ctx);
+        if (rest.length > 0) this.#foreign?.attached?.(rest, ctx);
       },
       owner: (ref) => this.#engineOf(ref.run_id)?.matcherEvents.owner?.(ref),
-      assigned: (ref) => this.#engineOf(ref.run_id)?.matcherEvents.assigned?.(ref),
+      assigned: (ref) =>
+        (this.#engineOf(ref.run_id)?.matcherEvents ?? this.#foreign)?.assigned?.(ref),
     };
   }
 }

@@ -8,6 +8,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { startScriptedModel } from "../../../src/testing/scripted-model.ts";
+import { loadSigningKey } from "../../../src/workflow/auth/keys.ts";
+import { issueToken } from "../../../src/workflow/auth/tokens.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../helpers/postgres.ts";
 import { spawnWorker, writeJson } from "../../helpers/worker-endpoint.ts";
@@ -441,5 +443,60 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
         ? true
         : undefined,
     );
+  });
+
+  test("a worker connected to one node receives tasks of every shard (relayed from the owner)", async (t) => {
+    const cluster = await clusterFixture(t);
+    const a = await cluster.start(0);
+    const b = await cluster.start(1);
+    const c = await cluster.start(2);
+    await until("three owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
+    );
+    await cluster.worker(0, "only-at-a");
+    const token = await register(cluster, a.url);
+    const started: { id: string; key: string }[] = [];
+    for (let n = 0; n < 12; n++) {
+      // Sent to b and c, so the runs live in their shards; their workers are all at a.
+      const r = await startRun([b, c][n % 2]!.url, token, {
+        name: "pair",
+        input: { k: `r${n}`, ms: 0 },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      started.push({ id: r.body.workflow_id, key: `r${n}` });
+    }
+    const shards = await cluster.sql<{ shard: number }>(
+      `SELECT shard FROM "${cluster.schema}".workflow_runs`,
+    );
+    const leases = await cluster.leases();
+    assert.ok(
+      shards.every((s) => leases[s.shard]?.owner !== "n0"),
+      "no run is in a's shards",
+    );
+    for (const run of started) {
+      assert.equal(await ended(b.url, token, run.id), "Completed");
+      assert.deepEqual(completedIds(await history(c.url, token, run.id)), [1, 2]);
+    }
+    // The relay routes are node to node: a bearer of one namespace is refused, and a body
+    // that is not an offer is a 400.
+    const key = await loadSigningKey(join(cluster.dir, "n0", "data"));
+    const narrow = await issueToken(key.privateKey, {
+      subject: "someone",
+      namespaces: ["home"],
+      ttlSeconds: 60,
+    });
+    const offer = { owner: "n1", task: { nonsense: true } };
+    const refused = await call(a.url, "POST", "/cluster/relay/offer", {
+      token: narrow,
+      body: offer,
+    });
+    assert.equal(refused.status, 403);
+    const bad = await call(a.url, "POST", "/cluster/relay/offer", { token, body: offer });
+    assert.equal(bad.status, 400);
+    const effects = await cluster.effects();
+    for (const run of started) {
+      assert.deepEqual(effects.get(`${run.key}/1`), ["only-at-a"]);
+      assert.deepEqual(effects.get(`${run.key}/2`), ["only-at-a"]);
+    }
   });
 });
