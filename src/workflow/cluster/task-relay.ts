@@ -91,7 +91,7 @@ type RelayEvent = ReturnType<typeof eventBody.run>;
 export class TaskRelay {
   readonly #r: RelayRoles;
   /** Owner side: attempts relayed, and the node that took each. */
-  readonly #sentTo = new Map<string, ShardOwner>();
+  readonly #sentTo = new Map<string, { peer: ShardOwner; task: TaskOffer }>();
   /** Worker side: attempts taken for another node, and that node's id. */
   readonly #takenFor = new Map<string, string>();
   /** Owner side: offers no node took, waiting in this node's matcher, tried again later. */
@@ -120,10 +120,10 @@ export class TaskRelay {
       release: (r, reason) => {
         this.#parked.delete(attemptKey(r));
         local.release(r, reason);
-        const peer = this.#sentTo.get(attemptKey(r));
-        if (peer === undefined) return;
+        const sent = this.#sentTo.get(attemptKey(r));
+        if (sent === undefined) return;
         this.#sentTo.delete(attemptKey(r));
-        void this.#call(peer.httpUrl, "/cluster/relay/release", { ref: r, reason });
+        void this.#call(sent.peer.httpUrl, "/cluster/relay/release", { ref: r, reason });
       },
       ...(local.flush === undefined ? {} : { flush: () => local.flush?.() }),
       ...(local.liveAttempts === undefined
@@ -141,7 +141,8 @@ export class TaskRelay {
       });
       const placed = (answer as { placed?: OfferOutcome | null } | undefined)?.placed;
       if (placed === "dispatched" || placed === "queued") {
-        this.#sentTo.set(key, peer);
+        this.#sentTo.set(key, { peer, task });
+        this.#schedule();
         // A worker there holds it now: its timeouts start (a queued one's start when assigned).
         if (placed === "dispatched") this.#r.events().assigned?.(task.ref);
         return;
@@ -154,11 +155,45 @@ export class TaskRelay {
       return;
     }
     this.#parked.set(key, task);
-    this.#retry ??= setTimeout(() => void this.#retryParked(), RELAY_RETRY_MS);
+    this.#schedule();
+  }
+
+  /** The retry and sweep timer runs while offers wait here or attempts are elsewhere. */
+  #schedule(): void {
+    if (this.#retry !== undefined) return;
+    if (this.#parked.size === 0 && this.#sentTo.size === 0) return;
+    this.#retry = setTimeout(() => void this.#retryParked(), RELAY_RETRY_MS);
     this.#retry.unref();
   }
 
+  /**
+   * Attempts relayed to a node that has left the cluster (killed, or stopped) are detached,
+   * as a worker's lost stream is on one node: if nobody re-attaches them within the
+   * engine's grace they are retried.
+   */
+  #sweep(): void {
+    const live = new Set(this.#r.peers().map((p) => p.nodeId));
+    const lost = new Map<string, { task: TaskOffer; refs: AttemptRef[] }>();
+    for (const [key, sent] of this.#sentTo) {
+      if (live.has(sent.peer.nodeId)) continue;
+      this.#sentTo.delete(key);
+      const queue = `${sent.task.namespace}\u0000${sent.task.taskQueue}`;
+      const group = lost.get(queue) ?? { task: sent.task, refs: [] };
+      group.refs.push(sent.task.ref);
+      lost.set(queue, group);
+    }
+    for (const { task, refs } of lost.values()) {
+      this.#r.events().detached?.(refs, {
+        namespace: task.namespace,
+        taskQueue: task.taskQueue,
+        workerName: "",
+        sessionId: "",
+      });
+    }
+  }
+
   async #retryParked(): Promise<void> {
+    this.#sweep();
     const batch = [...this.#parked.values()].slice(0, RELAY_RETRY_BATCH);
     for (const task of batch) {
       const key = attemptKey(task.ref);
@@ -179,7 +214,7 @@ export class TaskRelay {
         const placed = (answer as { placed?: OfferOutcome | null } | undefined)?.placed;
         if (placed !== "dispatched" && placed !== "queued") continue;
         this.#parked.delete(key);
-        this.#sentTo.set(key, peer);
+        this.#sentTo.set(key, { peer, task });
         if (placed === "dispatched") this.#r.events().assigned?.(task.ref);
         taken = true;
         break;
@@ -191,10 +226,7 @@ export class TaskRelay {
       }
     }
     this.#retry = undefined;
-    if (this.#parked.size > 0) {
-      this.#retry = setTimeout(() => void this.#retryParked(), RELAY_RETRY_MS);
-      this.#retry.unref();
-    }
+    this.#schedule();
   }
 
   /** Worker side: what this node's workers report about attempts taken for another node. */

@@ -499,4 +499,37 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       assert.deepEqual(effects.get(`${run.key}/2`), ["only-at-a"]);
     }
   });
+
+  test("an attempt relayed to a node that dies is retried elsewhere", async (t) => {
+    const cluster = await clusterFixture(t);
+    const a = await cluster.start(0);
+    const b = await cluster.start(1);
+    await cluster.start(2);
+    await until("three owners", async () =>
+      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
+    );
+    await cluster.worker(0, "at-a");
+    const token = await register(cluster, b.url);
+    const r = await startRun(b.url, token, { name: "pair", input: { k: "lost", ms: 60_000 } });
+    assert.equal(r.status, 200);
+    const id = r.body.workflow_id as string;
+    await until("a's worker to run the attempt", async () =>
+      (await cluster.effects()).get("lost/1")?.includes("at-a") ? true : undefined,
+    );
+    await a.stop("SIGKILL");
+    // The only other worker connects to c; b's relayed attempt is detached once a has left,
+    // and after the engine's grace it is retried, this time at c.
+    await cluster.worker(2, "at-c");
+    await until(
+      "the attempt to run again at c",
+      async () => ((await cluster.effects()).get("lost/1")?.includes("at-c") ? true : undefined),
+      60_000,
+    );
+    // History shows the first attempt lost with its worker and a second one scheduled.
+    await until("the retry in history", async () => {
+      const events = (await history(b.url, token, id)) as (Event & { attempt?: number })[];
+      const scheduled = events.filter((e) => e.type === "ActivityScheduled" && e.activity_id === 1);
+      return scheduled.map((e) => e.attempt).join() === "1,2" ? true : undefined;
+    });
+  });
 });
