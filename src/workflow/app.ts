@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "../common/log.ts";
 import type { AgentHub } from "./agents/hub.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
+import { installRouting, type RoutingRoles } from "./cluster/routing.ts";
 import type { DeploymentService } from "./deployments/service.ts";
 import { type AdminRoles, adminRoutes } from "./http/admin.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
@@ -52,6 +53,8 @@ export interface AppRoles {
     readonly hub: AgentHub;
     readonly grpcAttempts: (runId: string) => readonly GrpcAttempt[];
   };
+  /** Cluster mode: requests for runs whose shard another node serves go there. */
+  readonly routing?: RoutingRoles;
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -75,6 +78,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   if (roles.deployments !== undefined) {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }
+  if (roles.routing !== undefined) installRouting(app, roles.routing);
   if (roles.workflows !== undefined) {
     workflowRoutes(app, {
       namespaces: roles.namespaces,

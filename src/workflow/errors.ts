@@ -75,6 +75,8 @@ export const HTTP_REFUSALS = {
   request_timeout: 408,
   /** An `expect` header other than `100-continue`. */
   expectation_failed: 417,
+  /** Cluster: the run's shard has no serving owner right now (a handover); retry shortly. */
+  shard_unavailable: 503,
   /** The agent transport holds its maximum of sockets; retry later. */
   agent_transport_full: 503,
   /** The request arrived while the server was stopping. */

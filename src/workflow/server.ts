@@ -12,17 +12,22 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
+import { attemptKey } from "../protocol/attempt.ts";
 import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
 import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
-import { createVerifier } from "./auth/tokens.ts";
+import { createVerifier, issueToken } from "./auth/tokens.ts";
 import { cachingVerifier } from "./auth/verified-tokens.ts";
+import { ClusterNode } from "./cluster/node.ts";
+import { nodeToken, TaskRelay } from "./cluster/task-relay.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
-import { Engine } from "./engine/engine.ts";
+import { Engine, type EngineOptions } from "./engine/engine.ts";
+import type { ClaimBudget } from "./engine/outbox.ts";
+import type { EngineStore } from "./engine/store.ts";
 import { meteredActivities } from "./metrics/activities.ts";
 import { meteredEngineStore } from "./metrics/engine-store.ts";
 import { nodeProbes } from "./metrics/probes.ts";
@@ -34,7 +39,7 @@ import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
 import { RunEnds } from "./runs/ends.ts";
-import { RunService } from "./runs/service.ts";
+import { type RunEngine, RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 
@@ -112,11 +117,23 @@ function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** What stopping needs of the engine side: a single engine, or a cluster node's shards. */
+interface Stoppable {
+  idle(): Promise<void>;
+  close(): void;
+}
+
 /** Stops the engine side in the order that loses nothing durable (see `close`). */
-async function stopWorkflows(engine: Engine, endpoint: WorkerEndpoint): Promise<void> {
+async function stopWorkflows(
+  engine: Stoppable,
+  endpoint: WorkerEndpoint,
+  cluster?: ClusterNode,
+): Promise<void> {
   // Workers go first, so no new result arrives; results not yet committed stay with their
-  // workers, which send them again to the restarted server.
+  // workers, which send them again to the restarted server. A cluster node then hands its
+  // shards over (each drained, released) and leaves.
   await endpoint.close();
+  await cluster?.close();
   await engine.idle();
   engine.close();
 }
@@ -131,12 +148,7 @@ export async function startServer(
   const { key, created: keyCreated } = await ensureSigningKey(config.dataDir);
   const adminToken = await ensureAdminToken(config.dataDir, key.privateKey);
 
-  const store: WorkflowStore = await openStore(config.storage, {
-    onLost: (error) => {
-      options.logger.fatal({ err: error }, "stopping: this node no longer holds its storage");
-      options.onFatal?.(error);
-    },
-  });
+  const store: WorkflowStore = await openStore(config.storage);
   try {
     const { namespaces } = config.settings;
     const registry = new NamespaceRegistry(store.namespaces, {
@@ -161,7 +173,9 @@ export async function startServer(
     });
 
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
-    let engine: Engine | undefined;
+    let engine: (Stoppable & RunEngine) | undefined;
+    let cluster: ClusterNode | undefined;
+    let relay: TaskRelay | undefined;
     let endpoint: WorkerEndpoint | undefined;
     let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
     let recoveredRuns = 0;
@@ -176,11 +190,8 @@ export async function startServer(
     });
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
-      const running = new Engine({
-        store: meteredEngineStore(
-          tracing?.store(store.workflows.runs) ?? store.workflows.runs,
-          metrics,
-        ),
+      const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
+        store: meteredEngineStore(tracing?.store(runs) ?? runs, metrics),
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
         childDefinition: (namespace, workflow, version) =>
@@ -192,6 +203,8 @@ export async function startServer(
         outbox: {
           enabled: config.settings.outbox.enabled,
           maxInFlight: Number(namespaces.max_in_flight_activities),
+          // Cluster: the shards of a node share its ceiling share (cluster/claim-budget.ts).
+          ...(budget === undefined ? {} : { budget }),
         },
         logger: options.logger,
         onRunEnded: (runId, state) => {
@@ -203,6 +216,36 @@ export async function startServer(
           options.onFatal?.(error);
         },
       });
+      const { cluster: clusterSettings } = config.settings;
+      // PostgreSQL: a cluster node (of one or more), one engine per owned shard.
+      cluster =
+        store.cluster === undefined
+          ? undefined
+          : new ClusterNode({
+              storage: store.cluster,
+              settings: {
+                nodeId: config.nodeId,
+                shards: Number(clusterSettings.shards),
+                leaseTtlMs: Number(clusterSettings.lease_ttl_ms),
+              },
+              logger: options.logger,
+              quota: Number(namespaces.max_in_flight_activities),
+              engine: (runs, onFatal, budget) =>
+                new Engine({ ...engineOptions(runs, budget), onFatal }),
+              onFatal: (error) => {
+                options.logger.fatal({ err: error }, "stopping: this node left the cluster");
+                options.onFatal?.(error);
+              },
+              // Another node changed a deployment record: apply the records here again.
+              onDeployments: () => {
+                if (config.settings.deployments.enabled) {
+                  deployments.reconcile().catch((error: unknown) => {
+                    options.logger.error({ err: error }, "cannot apply the deployment records");
+                  });
+                }
+              },
+            });
+      const running = cluster?.engines ?? new Engine(engineOptions(store.workflows.runs));
       engine = running;
       const grpcListen = options.grpcListen ?? config.settings.grpc.listen;
       endpoint = await startWorkerEndpoint(hostPort(grpcListen.host, grpcListen.port), {
@@ -222,15 +265,41 @@ export async function startServer(
         events: activities.events(tracing?.events(running.matcherEvents) ?? running.matcherEvents),
         agentPort: () => agentPort,
       });
-      const dispatcher = withAgentCancel(endpoint.matcher, hub);
-      running.attach(activities.dispatcher(tracing?.dispatcher(dispatcher) ?? dispatcher));
+      const agentAware = withAgentCancel(endpoint.matcher, hub);
+      const local = activities.dispatcher(tracing?.dispatcher(agentAware) ?? agentAware);
       metrics.observe(nodeProbes(running, endpoint.matcher));
+      if (cluster === undefined) running.attach(local);
+      else {
+        // Cluster: an attempt whose queue has no worker here goes to a node that has one.
+        const node = cluster;
+        const matcher = endpoint.matcher;
+        relay = new TaskRelay({
+          nodeId: () => node.manager?.self.nodeId,
+          peers: () => node.manager?.peers() ?? [],
+          token: nodeToken(
+            (subject, ttlSeconds) =>
+              issueToken(key.privateKey, { subject, namespaces: "*", worker: true, ttlSeconds }),
+            config.nodeId,
+          ),
+          local,
+          withdraw: (ref) =>
+            !matcher.liveAttempts(ref.run_id).some((a) => attemptKey(a.ref) === attemptKey(ref)) &&
+            matcher.cancel(ref, "relayed to another node") !== "signalled",
+          serves: (namespace, queue) =>
+            matcher.workers().some((w) => w.namespace === namespace && w.taskQueue === queue),
+          events: () => node.engines.matcherEvents,
+          logger: options.logger,
+        });
+        node.engines.relayTo(relay.foreign());
+        running.attach(relay.dispatcher());
+      }
       hub.authorize(
         matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
       );
       try {
-        // Every run is back in memory (its attempts offered again) before HTTP serves.
-        recoveredRuns = await running.recover();
+        // Every run is back in memory (its attempts offered again) before HTTP serves. A
+        // cluster node recovers each shard as it is granted, once it has joined (below).
+        if (cluster === undefined) recoveredRuns = await (running as Engine).recover();
       } catch (error) {
         await stopWorkflows(running, endpoint);
         throw error;
@@ -274,6 +343,19 @@ export async function startServer(
             agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
             queues: matcher,
           }),
+      ...(cluster === undefined || store.cluster === undefined
+        ? {}
+        : {
+            routing: {
+              namespaces: registry,
+              storage: store.cluster,
+              total: cluster.engines.total,
+              manager: () => cluster?.manager,
+              ...(relay === undefined ? {} : { relay }),
+              ceilingShare: () => cluster?.budget.ceiling ?? 0,
+              quota: Number(namespaces.max_in_flight_activities),
+            },
+          }),
     });
     const listen = options.listen ?? config.settings.http.listen;
     try {
@@ -287,6 +369,18 @@ export async function startServer(
     }
     const address = app.server.address() as AddressInfo;
     const url = httpUrl(listen.host, address.port);
+    if (cluster !== undefined && endpoint !== undefined && engine !== undefined) {
+      try {
+        await cluster.join(config.settings.cluster.advertise_url ?? url);
+        recoveredRuns = cluster.engines.running;
+      } catch (error) {
+        hub.close();
+        await app.close();
+        await stopWorkflows(engine, endpoint, cluster);
+        await supervisor.close();
+        throw error;
+      }
+    }
     if (config.settings.agents.transport) agentPort = address.port;
     listening();
     options.logger.info({ url, node_id: config.nodeId }, "workflow server listening");
@@ -326,7 +420,7 @@ export async function startServer(
           .then(() => hub.flushed())
           .then(() =>
             engine !== undefined && endpoint !== undefined
-              ? stopWorkflows(engine, endpoint)
+              ? stopWorkflows(engine, endpoint, cluster)
               : undefined,
           )
           .then(() => supervisor.close())

@@ -1,6 +1,6 @@
 // The local PostgreSQL the tests use (trust auth; override with SKEIN_TEST_POSTGRES_URL),
-// whether it answers (a reason to skip when it does not), and fresh schemas that are
-// dropped when the test ends.
+// whether it answers (a reason to skip when it does not, a failure under CI), and fresh
+// schemas that are dropped when the test ends.
 
 import { randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
@@ -33,4 +33,16 @@ export function freshSchema(t: TestContext, prefix = "skein_test"): string {
     await client.end();
   });
   return schema;
+}
+
+/**
+ * For `{ skip }` of tests that need PostgreSQL: undefined when it answers; the reason to skip
+ * when it does not, except under CI (env CI set), where a missing PostgreSQL is a failure.
+ */
+export async function postgresRequired(): Promise<string | undefined> {
+  const reason = await postgresUnreachable();
+  if (reason !== undefined && process.env.CI !== undefined && process.env.CI !== "") {
+    throw new Error(`${reason}; CI is set, so this is a failure, not a skip`);
+  }
+  return reason;
 }

@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import pg from "pg";
-import { freshSchema, POSTGRES_URL, postgresUnreachable } from "../support/postgres.ts";
+import { freshSchema, POSTGRES_URL, postgresRequired } from "../support/postgres.ts";
 import { freePort, moduleWorker } from "../support/worker-endpoint.ts";
-import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
+import { adminToken, call, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 const URL = POSTGRES_URL;
 
 describe("skein serve on PostgreSQL storage (real process)", {
-  skip: await postgresUnreachable(),
+  skip: await postgresRequired(),
 }, () => {
   test("a namespace acknowledged before SIGKILL is there after restart", async (t) => {
     const dir = await tempDir();
@@ -94,47 +93,29 @@ describe("skein serve on PostgreSQL storage (real process)", {
     }
   });
 
-  test("one node per schema: a second server is refused; losing the lease stops the first", async (t) => {
+  test("one process per node id: a second serve with the same cluster.node_id supersedes the first, which stops", async (t) => {
     const dir = await tempDir();
     t.after(() => dir.remove());
     const schema = freshSchema(t);
-    const client = new pg.Client({ connectionString: URL });
-    await client.connect();
-    t.after(() => client.end());
     const config = await writeConfig(
       dir.path,
-      `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[namespaces]\ndefault = "home"`,
+      `[storage]\nurl = "${URL}"\nschema = "${schema}"\n[cluster]\nnode_id = "same"\n` +
+        `lease_ttl_ms = 1000\n[namespaces]\ndefault = "home"`,
     );
     const first = await startServe(config);
+    const second = await startServe(config);
     try {
-      const refused = skein([
-        "serve",
-        "--config",
-        config,
-        "--listen",
-        "127.0.0.1:0",
-        "--grpc-listen",
-        "127.0.0.1:0",
-      ]);
-      assert.notEqual(refused.status, 0);
-      assert.match(refused.stderr, /in use by another skein serve \(one node per schema\)/);
-      // The database ends the first node's lease session (as a restart of PostgreSQL or a
-      // broken network would): the node stops rather than run beside the next holder.
-      const holder = await client.query<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-           AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
-        [`skein.node.${schema}`],
-      );
-      assert.equal(holder.rows.length, 1);
-      await client.query("SELECT pg_terminate_backend($1)", [holder.rows[0]!.pid]);
+      // The newer incarnation owns the id: the first node's next heartbeat finds it gone, and
+      // it stops rather than serve beside it (its commits are fenced meanwhile).
       const exit = await first.exited;
       assert.equal(exit.code, 70, first.stderr());
-      assert.match(first.stdout() + first.stderr(), /node lease was lost/);
+      assert.match(first.stdout() + first.stderr(), /a newer incarnation joined the cluster/);
+      const token = await adminToken(dir.path);
+      const listed = await call(second.url, "GET", "/namespaces", { token });
+      assert.equal(listed.status, 200);
     } finally {
       await first.stop("SIGKILL");
+      assert.equal((await second.stop()).code, 0);
     }
-    // The lease is free again: a new server starts on the schema.
-    const next = await startServe(config);
-    assert.equal((await next.stop()).code, 0);
   });
 });

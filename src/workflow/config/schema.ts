@@ -42,6 +42,8 @@ function section<S extends Shape>(shape: S) {
 export const DEFAULT_HTTP_LISTEN = "127.0.0.1:7380";
 export const DEFAULT_GRPC_LISTEN = "127.0.0.1:7381";
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/** Cluster shard leases and node heartbeats (PostgreSQL): renewed every third of this. */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
 /**
  * HTTP connections held at once (agent WebSockets included). Below the usual open-file
  * limits with room for storage, workers and the gRPC endpoint; past it new connections are
@@ -93,6 +95,18 @@ export const configDecoder = object({
     shards: withDefault(u32({ min: 1, max: 65536 }), 16),
     /** Absent: the host name. */
     node_id: optional(string({ minBytes: 1, maxBytes: 255 })),
+    /** How long a shard lease (and a node's heartbeat) lasts unrenewed, database clock. */
+    lease_ttl_ms: withDefault(u32({ min: 300, max: 600_000 }), DEFAULT_LEASE_TTL_MS),
+    /** The URL other nodes reach this node's HTTP API at; absent: the bound listen address. */
+    advertise_url: optional(
+      string({
+        minBytes: 1,
+        maxBytes: 2048,
+        pattern: /^https?:\/\/[^/]+$/,
+        patternReason: "must be http://host:port (no path)",
+        expected: "URL",
+      }),
+    ),
   }),
   namespaces: section({
     default: optional(namespaceName()),

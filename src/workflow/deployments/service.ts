@@ -74,6 +74,9 @@ export class DeploymentService {
   readonly #o: DeploymentServiceOptions;
   readonly #locks = new Map<string, Promise<unknown>>();
 
+  #reconciling: Promise<void> | undefined;
+  #reconcileAgain = false;
+
   constructor(options: DeploymentServiceOptions) {
     this.#o = options;
   }
@@ -230,6 +233,38 @@ export class DeploymentService {
         ),
       ),
     );
+  }
+
+  /**
+   * Another node of the cluster changed a record: every record is applied again, and a
+   * process whose record is gone is stopped and forgotten.
+   */
+  reconcile(): Promise<void> {
+    // Notifications coalesce: one more pass after the one in flight covers them all.
+    if (this.#reconciling !== undefined) {
+      this.#reconcileAgain = true;
+      return this.#reconciling;
+    }
+    this.#reconciling = this.#reconcileOnce().finally(() => {
+      this.#reconciling = undefined;
+      if (this.#reconcileAgain) {
+        this.#reconcileAgain = false;
+        void this.reconcile();
+      }
+    });
+    return this.#reconciling;
+  }
+
+  async #reconcileOnce(): Promise<void> {
+    await this.startAll();
+    const { deployments } = await this.list(EVERY_NAMESPACE);
+    const names = new Set(deployments.map((d) => d.name));
+    for (const name of this.#o.supervisor.names()) {
+      if (names.has(name)) continue;
+      await this.#locked(name, () => this.#o.supervisor.forget(name)).catch((error) =>
+        this.#o.logger.error({ err: error, deployment: name }, "cannot stop a removed deployment"),
+      );
+    }
   }
 
   #runsHere(d: Deployment): boolean {

@@ -24,6 +24,26 @@ export function nodeShare(quota: number, ownedShards: number, totalShards: numbe
   return Math.floor((quota * ownedShards + totalShards - 1) / totalShards);
 }
 
+/** An outbox sharing a node-wide ceiling (cluster mode: one outbox per owned shard). */
+export interface BudgetMember {
+  /** Rows claimed now in `namespace` by this outbox. */
+  claimed(namespace: string): number;
+  /** Claims what the budget allows in `namespace` (every namespace when undefined). */
+  pump(namespace?: string): void;
+}
+
+/**
+ * A ceiling shared by several outboxes of one node: in a cluster each owned shard has its own
+ * engine and outbox, and the node's share `ceil(quota × owned / total)` bounds their sum.
+ */
+export interface ClaimBudget {
+  bind(member: BudgetMember): void;
+  /** May one more row of `namespace` be claimed on this node now? */
+  allows(namespace: string): boolean;
+  /** A claim in `namespace` was freed: the other members may claim. */
+  freed(namespace: string): void;
+}
+
 export interface OutboxOptions {
   /** `outbox.enabled`: the ceiling is in force only when true (default false). */
   readonly enabled: boolean;
@@ -32,6 +52,8 @@ export interface OutboxOptions {
   /** Shards this node owns and shards in the cluster (default 1 of 1: a single node). */
   readonly ownedShards?: number;
   readonly totalShards?: number;
+  /** A node-wide ceiling shared with other outboxes; replaces `ceiling` when set. */
+  readonly budget?: ClaimBudget;
 }
 
 /** A member attempt waiting in, or claimed from, the outbox. */
@@ -54,6 +76,7 @@ export interface OutboxHooks<Owner> {
 }
 
 interface Lane<Owner> {
+  readonly namespace: string;
   readonly pending: OutboxEntry<Owner>[];
   head: number;
   readonly claimed: Map<string, OutboxEntry<Owner>>;
@@ -67,6 +90,7 @@ export class Outbox<Owner> {
   /** This node's ceiling per namespace. */
   readonly ceiling: number;
   readonly #hooks: OutboxHooks<Owner>;
+  readonly #budget: ClaimBudget | undefined;
   readonly #lanes = new Map<string, Lane<Owner>>();
   readonly #where = new Map<string, Lane<Owner>>();
   /** The highest claimed count seen in any namespace. */
@@ -80,6 +104,18 @@ export class Outbox<Owner> {
       options.totalShards ?? 1,
     );
     this.#hooks = hooks;
+    this.#budget = options.budget;
+    this.#budget?.bind(this);
+  }
+
+  /** Claims what the ceiling allows now (in `namespace`, or every namespace). */
+  pump(namespace?: string): void {
+    if (namespace !== undefined) {
+      const lane = this.#lanes.get(namespace);
+      if (lane !== undefined) this.#pump(lane);
+      return;
+    }
+    for (const lane of this.#lanes.values()) this.#pump(lane);
   }
 
   /** Rows claimed now in `namespace`. */
@@ -118,6 +154,7 @@ export class Outbox<Owner> {
     this.#where.delete(key);
     this.#hooks.record(entry, "done");
     this.#pump(lane);
+    this.#budget?.freed(lane.namespace);
   }
 
   /** The attempt is no longer wanted (its run ended, it timed out): the row is closed. */
@@ -137,6 +174,7 @@ export class Outbox<Owner> {
     }
     if (entry !== undefined) this.#hooks.record(entry, "done");
     this.#pump(lane);
+    this.#budget?.freed(lane.namespace);
   }
 
   /** Entries set aside for a paused run go back in line (call when the run resumes). */
@@ -155,7 +193,7 @@ export class Outbox<Owner> {
   #lane(namespace: string): Lane<Owner> {
     let lane = this.#lanes.get(namespace);
     if (lane === undefined) {
-      lane = { pending: [], head: 0, claimed: new Map(), held: [], pumping: false };
+      lane = { namespace, pending: [], head: 0, claimed: new Map(), held: [], pumping: false };
       this.#lanes.set(namespace, lane);
     }
     return lane;
@@ -168,7 +206,11 @@ export class Outbox<Owner> {
     lane.pumping = true;
     try {
       const ceiling = this.enabled ? this.ceiling : Number.POSITIVE_INFINITY;
-      while (lane.head < lane.pending.length && lane.claimed.size < ceiling) {
+      const budget = this.enabled ? this.#budget : undefined;
+      while (
+        lane.head < lane.pending.length &&
+        (budget === undefined ? lane.claimed.size < ceiling : budget.allows(lane.namespace))
+      ) {
         const entry = lane.pending[lane.head]!;
         lane.head++;
         if (!this.#hooks.ready(entry)) {

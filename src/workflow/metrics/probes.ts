@@ -8,7 +8,10 @@ import type { Engine } from "../engine/engine.ts";
 import type { Matcher } from "../matching/matcher.ts";
 import type { WorkflowProbes } from "./registry.ts";
 
-export function nodeProbes(engine: Engine, matcher: Matcher): WorkflowProbes {
+/** What the gauges read of a node's engine (one engine, or a cluster node's shard engines). */
+export type EngineGauges = Pick<Engine, "statusCounts" | "outboxLanes" | "outboxCeiling">;
+
+export function nodeProbes(engine: EngineGauges, matcher: Matcher): WorkflowProbes {
   return {
     runsHeld: () => engine.statusCounts(),
     outboxLanes: () => engine.outboxLanes(),

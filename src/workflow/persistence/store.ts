@@ -19,6 +19,9 @@
 
 import { createHash } from "node:crypto";
 import type { AttemptRef } from "../../protocol/attempt.ts";
+import type { EngineStore } from "../engine/store.ts";
+import type { ClusterTables } from "./postgres/cluster.ts";
+import type { ShardFence } from "./postgres/runs.ts";
 import type { WorkflowPersistence } from "./workflows.ts";
 
 /** A namespace's durable record. `maxInFlightActivities` null follows the server config. */
@@ -114,6 +117,28 @@ export interface TranscriptStore {
 }
 // ---- end of agent transcripts ---------------------------------------------------------------
 
+/**
+ * Cluster mode's storage (PostgreSQL only; see docs/cluster.md): the lease tables, a run
+ * store scoped and fenced to one owned shard, the wake-up channel, and where a stored run
+ * lives (for routing requests to its shard's owner).
+ */
+export interface ClusterStorage {
+  readonly schema: string;
+  tables(ttlMs: number): ClusterTables;
+  shardRuns(fence: ShardFence): EngineStore;
+  /**
+   * LISTENs for the cluster's wake-ups (reconnecting on loss); resolves to a stop function.
+   * `topic` is "" for leases and membership, or what `notify` was given.
+   */
+  listen(wake: (topic: string) => void): Promise<() => Promise<void>>;
+  /** Wakes every node of the cluster on `topic` (e.g. "deployments"). */
+  notify(topic: string): Promise<void>;
+  /** The shard of the stored run of (namespace, workflow id), undefined when there is none. */
+  runShard(namespace: string, workflowId: string): Promise<number | undefined>;
+  /** The shard of a stored run by run id. */
+  runShardById(runId: string): Promise<number | undefined>;
+}
+
 export interface WorkflowStore {
   /** Which backend this is, for logs and the start-up banner. */
   readonly backend: string;
@@ -132,6 +157,8 @@ export interface WorkflowStore {
    * absent on backends backed up with their own tools (PostgreSQL: pg_dump).
    */
   backup?(target: string): Promise<BackupResult>;
+  /** Present on a backend that can hold a cluster (PostgreSQL). */
+  readonly cluster?: ClusterStorage;
   /** Closes connections after in-flight transactions finish. */
   close(): Promise<void>;
 }

@@ -46,15 +46,18 @@ export interface ControlDone {
   readonly status: RunStatus;
 }
 
+/** What the run service asks of the engine: a single engine, or a cluster node's shards. */
+export type RunEngine = Pick<Engine, "start" | "state" | "cancel" | "pause" | "resume" | "signal">;
+
 export class RunService {
-  readonly #engine: Engine;
+  readonly #engine: RunEngine;
   readonly #runs: RunStore;
   /** Starts not yet durable, by namespace and workflow id. */
   readonly #starting = new Map<string, Promise<Started>>();
   readonly #ends: RunEnds;
 
   /** `ends` must be told of every run end (the engine's `onRunEnded`). */
-  constructor(engine: Engine, runs: RunStore, ends: RunEnds = new RunEnds(0)) {
+  constructor(engine: RunEngine, runs: RunStore, ends: RunEnds = new RunEnds(0)) {
     this.#engine = engine;
     this.#runs = runs;
     this.#ends = ends;

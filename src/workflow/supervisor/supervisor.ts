@@ -118,6 +118,11 @@ export class Supervisor {
     });
   }
 
+  /** The names this supervisor holds state for. */
+  names(): string[] {
+    return [...this.#instances.keys()];
+  }
+
   status(name: string): ProcessStatus | undefined {
     const instance = this.#instances.get(name);
     return instance === undefined ? undefined : this.#status(instance);

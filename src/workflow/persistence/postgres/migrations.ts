@@ -120,6 +120,40 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX workflow_runs_by_status ON workflow_runs (namespace, status, started_at, run_id);
     `,
   },
+  {
+    version: 7,
+    name: "cluster",
+    // Cluster mode (docs/cluster.md): the shard count fixed when the cluster is created, the
+    // member nodes with their heartbeat, one lease row per shard (owner, fencing epoch, expiry
+    // by the database clock), and the shard of every run and outbox row. Rows written before
+    // this migration belong to shard 0.
+    sql: `
+      CREATE TABLE cluster_meta (
+        singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+        shards INTEGER NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      );
+      CREATE TABLE cluster_nodes (
+        node_id TEXT COLLATE "C" PRIMARY KEY,
+        incarnation BIGINT NOT NULL,
+        http_url TEXT NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        heartbeat_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE shard_leases (
+        shard INTEGER PRIMARY KEY,
+        owner TEXT COLLATE "C",
+        owner_incarnation BIGINT,
+        epoch BIGINT NOT NULL DEFAULT 0,
+        expires_at TIMESTAMPTZ NOT NULL DEFAULT 'epoch'
+      );
+      ALTER TABLE workflow_runs ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE workflow_outbox ADD COLUMN shard INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX workflow_runs_live_by_shard ON workflow_runs (shard)
+        WHERE status IN ('Running', 'Paused');
+      CREATE INDEX workflow_outbox_open_by_shard ON workflow_outbox (shard) WHERE state <> 'done';
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -4,9 +4,16 @@
  * whatever the batch holds (events inserted from arrays with `unnest`, run rows upserted
  * the same way), so a commit is a few round trips and one synchronous WAL flush. Each run's
  * next event position is kept in memory; runs not in memory read theirs in one query.
+ *
+ * In a cluster each owned shard has its own store, scoped by a `ShardFence`: it loads only
+ * its shard's runs and outbox rows, writes the shard into every row, and every commit first
+ * checks, in the same transaction, that the node still holds the shard's lease at the
+ * fencing epoch it was granted (`FOR SHARE`, so a takeover waits for the commit to end). A
+ * node that lost the lease cannot commit to the shard: the commit fails with `shard_fenced`.
  */
 
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
+import { SkeinError } from "../../../common/errors.ts";
 import type { HistoryEvent, RunStatus } from "../../engine/history.ts";
 import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
 import {
@@ -23,12 +30,44 @@ import {
 } from "../run-rows.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 
+/** A shard's lease as this node holds it: the token every commit to the shard presents. */
+export interface ShardFence {
+  readonly shard: number;
+  readonly nodeId: string;
+  readonly incarnation: bigint;
+  readonly epoch: bigint;
+}
+
+/** The lease row must still be this node's, at this epoch, and not expired (database clock). */
+const FENCE_SQL =
+  "SELECT 1 FROM shard_leases WHERE shard = $1 AND owner = $2 AND owner_incarnation = $3 " +
+  "AND epoch = $4 AND expires_at > clock_timestamp() FOR SHARE";
+
+async function checkFence(client: PoolClient, fence: ShardFence): Promise<void> {
+  const { rowCount } = await client.query(FENCE_SQL, [
+    fence.shard,
+    fence.nodeId,
+    fence.incarnation.toString(),
+    fence.epoch.toString(),
+  ]);
+  if (rowCount !== 1) {
+    throw new SkeinError(
+      "shard_fenced",
+      `shard ${fence.shard}: this node no longer holds its lease at epoch ${fence.epoch}`,
+      { status: 503 },
+    );
+  }
+}
+
 export class PostgresRunStore implements RunStore {
   readonly #pool: Pool;
   readonly #nextSeq = new Map<string, number>();
+  readonly #fence: ShardFence | undefined;
 
-  constructor(pool: Pool) {
+  /** Unscoped (reads across shards), or scoped to one owned shard by its fence. */
+  constructor(pool: Pool, fence?: ShardFence) {
     this.#pool = pool;
+    this.#fence = fence;
   }
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
@@ -58,13 +97,22 @@ export class PostgresRunStore implements RunStore {
     const positions = new Map<string, number>();
     try {
       await client.query("BEGIN");
+      if (this.#fence !== undefined) await checkFence(client, this.#fence);
+      const shard = this.#fence?.shard ?? 0;
       if (outbox.run.length > 0) {
         // Outbox rows go in the same transaction as the events that create them.
         await client.query(
-          `INSERT INTO workflow_outbox (run_id, activity_id, attempt, namespace, state)
-           SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
+          `INSERT INTO workflow_outbox (run_id, activity_id, attempt, namespace, state, shard)
+           SELECT *, $6::int FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[])
            ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state`,
-          [outbox.run, outbox.activity, outbox.attempt, outboxMore.namespace, outboxMore.state],
+          [
+            outbox.run,
+            outbox.activity,
+            outbox.attempt,
+            outboxMore.namespace,
+            outboxMore.state,
+            shard,
+          ],
         );
       }
       if (appends.length === 0) {
@@ -120,8 +168,9 @@ export class PostgresRunStore implements RunStore {
       }
       await client.query(
         `INSERT INTO workflow_runs (run_id, namespace, workflow_id, definition_version, status,
-           started_at, updated_at, next_seq, ended_at, output_json, failure_code, failure_message)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+           started_at, updated_at, next_seq, ended_at, output_json, failure_code, failure_message,
+           shard)
+         SELECT *, $13::int FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
            $6::bigint[], $7::bigint[], $8::int[], $9::bigint[], $10::text[], $11::text[], $12::text[])
          ON CONFLICT (run_id) DO UPDATE SET status = excluded.status,
            updated_at = excluded.updated_at, next_seq = excluded.next_seq,
@@ -129,7 +178,7 @@ export class PostgresRunStore implements RunStore {
            output_json = coalesce(excluded.output_json, workflow_runs.output_json),
            failure_code = coalesce(excluded.failure_code, workflow_runs.failure_code),
            failure_message = coalesce(excluded.failure_message, workflow_runs.failure_message)`,
-        columns,
+        [...columns, shard],
       );
       await client.query("COMMIT");
     } catch (error) {
@@ -147,6 +196,8 @@ export class PostgresRunStore implements RunStore {
   }
 
   async loadRunning(): Promise<StoredRun[]> {
+    // Scoped: this shard's runs only ($1 null reads every shard).
+    const shard = [this.#fence?.shard ?? null];
     const { rows } = await this.#pool.query<{
       run_id: string;
       workflow_id: string;
@@ -154,12 +205,15 @@ export class PostgresRunStore implements RunStore {
       definition_version: string;
     }>(
       "SELECT run_id, workflow_id, namespace, definition_version FROM workflow_runs " +
-        "WHERE status IN ('Running', 'Paused')",
+        "WHERE status IN ('Running', 'Paused') AND ($1::int IS NULL OR shard = $1)",
+      shard,
     );
     if (rows.length === 0) return [];
     const { rows: events } = await this.#pool.query<{ run_id: string; event: string }>(
       "SELECT e.run_id, e.event FROM workflow_events e JOIN workflow_runs r USING (run_id) " +
-        "WHERE r.status IN ('Running', 'Paused') ORDER BY e.run_id, e.seq",
+        "WHERE r.status IN ('Running', 'Paused') AND ($1::int IS NULL OR r.shard = $1) " +
+        "ORDER BY e.run_id, e.seq",
+      shard,
     );
     const histories = new Map<string, HistoryEvent[]>();
     for (const e of events) {
@@ -181,7 +235,14 @@ export class PostgresRunStore implements RunStore {
   }
 
   async loadOutbox(): Promise<OutboxRow[]> {
-    const { rows } = await this.#pool.query<OutboxTableRow>(OPEN_OUTBOX_SQL);
+    const { rows } =
+      this.#fence === undefined
+        ? await this.#pool.query<OutboxTableRow>(OPEN_OUTBOX_SQL)
+        : await this.#pool.query<OutboxTableRow>(
+            "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
+              "WHERE state <> 'done' AND shard = $1 ORDER BY run_id, activity_id, attempt",
+            [this.#fence.shard],
+          );
     return rows.map(toOutboxRow);
   }
 

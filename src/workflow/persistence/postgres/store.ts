@@ -1,13 +1,14 @@
 /**
  * The PostgreSQL backend of the workflow store, for cluster mode: a connection pool whose
  * every connection works in one schema (`storage.schema`), migrated when opened. Commits
- * are synchronous (the server default), so a resolved write is durable. Claims added with
- * the engine use `FOR UPDATE SKIP LOCKED` over the shards a node owns (see ../store.ts).
+ * are synchronous (the server default), so a resolved write is durable. Several nodes share
+ * one schema as a cluster (`cluster`: leases, shard-scoped fenced run stores; docs/cluster.md).
  */
 
 import pg from "pg";
 import { workflowError } from "../../errors.ts";
-import type { WorkflowStore } from "../store.ts";
+import type { ClusterStorage, WorkflowStore } from "../store.ts";
+import { postgresCluster } from "./cluster-storage.ts";
 import { PostgresDefinitionStore } from "./definitions.ts";
 import { PostgresDeploymentStore } from "./deployments.ts";
 import { migrate } from "./migrations.ts";
@@ -38,10 +39,12 @@ export class PostgresWorkflowStore implements WorkflowStore {
   readonly deployments: PostgresDeploymentStore;
   readonly transcripts: PostgresTranscriptStore;
   readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
+  readonly cluster: ClusterStorage & { close(): Promise<void> };
   readonly #pool: pg.Pool;
 
-  private constructor(pool: pg.Pool, schemaVersion: number) {
+  private constructor(pool: pg.Pool, schemaVersion: number, url: string, schema: string) {
     this.#pool = pool;
+    this.cluster = postgresCluster(url, schema, pool);
     this.schemaVersion = schemaVersion;
     this.namespaces = new PostgresNamespaceStore(pool);
     this.deployments = new PostgresDeploymentStore(pool);
@@ -84,10 +87,11 @@ export class PostgresWorkflowStore implements WorkflowStore {
       throw error;
     }
     client.release();
-    return new PostgresWorkflowStore(pool, version);
+    return new PostgresWorkflowStore(pool, version, url, schema);
   }
 
   async close(): Promise<void> {
+    await this.cluster.close();
     if (!this.#pool.ending) await this.#pool.end();
   }
 }

@@ -128,6 +128,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX workflow_runs_by_status ON workflow_runs (namespace, status, started_at, run_id);
     `,
   },
+  {
+    version: 7,
+    name: "cluster",
+    // The PostgreSQL migration 7 adds the cluster's tables (nodes, shard leases) and the shard
+    // of each run and outbox row. A single SQLite node owns the one shard there is, so here the
+    // version only keeps the two lists aligned: no table changes.
+    sql: "SELECT 1;",
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -8,7 +8,7 @@ import {
   MIGRATIONS,
 } from "../../../../src/workflow/persistence/postgres/migrations.ts";
 import { PostgresWorkflowStore } from "../../../../src/workflow/persistence/postgres/store.ts";
-import { POSTGRES_URL, postgresUnreachable } from "../../../support/postgres.ts";
+import { POSTGRES_URL, postgresRequired } from "../../../support/postgres.ts";
 import { workflowStoreConformance } from "../conformance.ts";
 
 const URL = POSTGRES_URL;
@@ -21,7 +21,7 @@ async function fresh(): Promise<string> {
   return schema;
 }
 
-const skip = await postgresUnreachable();
+const skip = await postgresRequired();
 
 describe("PostgreSQL workflow store", { skip }, () => {
   let admin: pg.Client;

@@ -1,0 +1,195 @@
+// Test support for cluster tests: real `skein serve` nodes on the local PostgreSQL, each in
+// its own directory with its own `cluster.node_id`, all on one fresh schema (dropped when the
+// test ends) and sharing node 0's signing key (as an operator copies it); real module
+// workers whose every execution is counted in a shared effects file.
+
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { signingKeyPath } from "../../../src/workflow/auth/keys.ts";
+import { freshSchema, POSTGRES_URL } from "../../support/postgres.ts";
+import { spawnWorker, type WorkerProcess } from "../../support/worker-endpoint.ts";
+import {
+  type Answer,
+  adminToken,
+  call,
+  type ServerProcess,
+  startServe,
+  tempDir,
+} from "../support/server.ts";
+
+export const CLUSTER_ACTIVITIES = fileURLToPath(
+  new URL("../../fixtures/workers/cluster-activities.ts", import.meta.url),
+);
+
+export interface ClusterOptions {
+  readonly shards?: number;
+  readonly ttlMs?: number;
+  /** `namespaces.max_in_flight_activities` (default 1024). */
+  readonly quota?: number;
+  /** More TOML for every node's config. */
+  readonly toml?: string;
+}
+
+export interface ClusterFixture {
+  readonly schema: string;
+  readonly dir: string;
+  readonly effectsFile: string;
+  readonly nodes: (ServerProcess | undefined)[];
+  /** The admin token of node 0 (accepted by every node: one signing key). */
+  token(): Promise<string>;
+  /** Starts node `i` (`n<i>`), or starts it again with the same id. */
+  start(i: number): Promise<ServerProcess>;
+  /** A worker document serving `effect` on queue q, and a 0600 file with the admin token. */
+  workerFiles(tag: string): Promise<{ document: string; token: string }>;
+  /** A module worker serving `effect` on queue q of namespace home at node `i`. */
+  worker(i: number, tag: string): Promise<WorkerProcess>;
+  /** Executions per effect key. */
+  effects(): Promise<Map<string, string[]>>;
+  /** Every shard's lease by shard; `owner` null when free or expired. */
+  leases(): Promise<{ shard: number; owner: string | null; epoch: number }[]>;
+  sql<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+}
+
+export async function clusterFixture(
+  t: TestContext,
+  options: ClusterOptions = {},
+): Promise<ClusterFixture> {
+  const schema = freshSchema(t, "skein_cluster");
+  const temp = await tempDir();
+  const dir = temp.path;
+  const effectsFile = join(dir, "effects.tsv");
+  await writeFile(effectsFile, "");
+  const nodes: (ServerProcess | undefined)[] = [];
+  const workers: WorkerProcess[] = [];
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  t.after(async () => {
+    for (const w of workers) w.kill("SIGKILL");
+    await Promise.all(workers.map((w) => w.exited));
+    for (const node of nodes) {
+      node?.child.kill("SIGCONT");
+      await node?.stop("SIGKILL");
+    }
+    await admin.end();
+    await temp.remove();
+  });
+  const config = async (i: number) => {
+    const home = join(dir, `n${i}`);
+    await mkdir(join(home, "data"), { recursive: true, mode: 0o700 });
+    if (i > 0) {
+      await copyFile(signingKeyPath(join(dir, "n0", "data")), signingKeyPath(join(home, "data")));
+    }
+    const file = join(home, "skein.toml");
+    await writeFile(
+      file,
+      `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\n` +
+        `[cluster]\nnode_id = "n${i}"\nshards = ${options.shards ?? 16}\n` +
+        `lease_ttl_ms = ${options.ttlMs ?? 3000}\n[namespaces]\ndefault = "home"\n` +
+        `max_in_flight_activities = ${options.quota ?? 1024}\n${options.toml ?? ""}\n`,
+    );
+    return file;
+  };
+  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+    (await admin.query<R>(text, values)).rows;
+  const fixture: ClusterFixture = {
+    schema,
+    dir,
+    effectsFile,
+    nodes,
+    token: () => adminToken(join(dir, "n0")),
+    start: async (i) => {
+      const node = await startServe(await config(i));
+      nodes[i] = node;
+      return node;
+    },
+    workerFiles: async (tag) => {
+      const home = join(dir, `w-${tag}`);
+      await mkdir(home, { recursive: true });
+      const token = join(home, "worker.token");
+      await writeFile(token, `${await fixture.token()}\n`, { mode: 0o600 });
+      const document = join(home, "worker.json");
+      await writeFile(
+        document,
+        JSON.stringify({
+          name: `w-${tag}`,
+          task_queue: "q",
+          actions: { effect: { module: CLUSTER_ACTIVITIES, export: "effect" } },
+        }),
+      );
+      return { document, token };
+    },
+    worker: async (i, tag) => {
+      const { document, token } = await fixture.workerFiles(tag);
+      const worker = spawnWorker(
+        [
+          "module",
+          document,
+          "--endpoint",
+          nodes[i]!.grpc!,
+          "--token-file",
+          token,
+          "--namespace",
+          "home",
+          "--concurrency",
+          "64",
+          "--reconnect-initial-backoff",
+          "0.05",
+          "--reconnect-max-backoff",
+          "0.2",
+        ],
+        { SKEIN_TEST_EFFECTS: effectsFile, SKEIN_TEST_WORKER_TAG: tag },
+      );
+      workers.push(worker);
+      return worker;
+    },
+    effects: async () => {
+      const byKey = new Map<string, string[]>();
+      for (const line of (await readFile(effectsFile, "utf8")).split("\n")) {
+        if (line === "") continue;
+        const [key, by] = line.split("\t") as [string, string];
+        byKey.set(key, [...(byKey.get(key) ?? []), by]);
+      }
+      return byKey;
+    },
+    leases: async () =>
+      (
+        await sql<{ shard: number; owner: string | null; epoch: string }>(
+          `SELECT shard, CASE WHEN expires_at > clock_timestamp() THEN owner END AS owner, epoch
+           FROM "${schema}".shard_leases ORDER BY shard`,
+        )
+      ).map((r) => ({ shard: r.shard, owner: r.owner, epoch: Number(r.epoch) })),
+    sql,
+  };
+  return fixture;
+}
+
+/**
+ * `POST /workflows/start`, sent again while it answers 503 (`shard_unavailable`: the shard
+ * was between owners, nothing was recorded), as a client does; bounded.
+ */
+export async function startRun(url: string, token: string, body: object): Promise<Answer> {
+  let answer = await call(url, "POST", "/workflows/start", { token, body });
+  for (let retry = 0; answer.status === 503 && retry < 50; retry++) {
+    await new Promise((done) => setTimeout(done, 100));
+    answer = await call(url, "POST", "/workflows/start", { token, body });
+  }
+  return answer;
+}
+
+/** Polls `check` every 25 ms until it returns a value other than undefined; bounded. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  ms = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 25));
+  }
+}
