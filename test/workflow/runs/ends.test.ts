@@ -35,7 +35,8 @@ describe("run ends", () => {
 
   test("a wait runs out on its own and leaves the table", async () => {
     const ends = new RunEnds(10);
-    const w = ends.wait("a", 30);
+    // Long enough that a loaded machine still runs the check below before the timer.
+    const w = ends.wait("a", 500);
     assert.equal(await settled(w), false);
     await w;
     assert.equal(ends.waiting, 0);
