@@ -44,12 +44,12 @@ export interface AppRoles {
   readonly listener: ListenerLimits;
   /** Worker deployments; their routes refuse while `enabled` is false. */
   readonly deployments?: { readonly service: DeploymentService; readonly enabled: boolean };
-  /** Definitions and runs; absent on a backend without workflow persistence. */
-  readonly workflows?: { readonly definitions: DefinitionRegistry; readonly runs: RunService };
+  /** Definitions and runs. */
+  readonly workflows: { readonly definitions: DefinitionRegistry; readonly runs: RunService };
   /** The matcher's workers and backlogs (task-queue describe, describe's pending activities). */
-  readonly queues?: TaskQueueReader;
+  readonly queues: TaskQueueReader;
   /** The agent transport's hub and the gRPC attempts of a run, for the intervention routes. */
-  readonly agents?: {
+  readonly agents: {
     readonly hub: AgentHub;
     readonly grpcAttempts: (runId: string) => readonly GrpcAttempt[];
   };
@@ -79,24 +79,12 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }
   if (roles.routing !== undefined) installRouting(app, roles.routing);
-  if (roles.workflows !== undefined) {
-    workflowRoutes(app, {
-      namespaces: roles.namespaces,
-      ...roles.workflows,
-      ...(roles.queues === undefined ? {} : { queues: roles.queues }),
-    });
-    if (roles.queues !== undefined) taskQueueRoutes(app, roles.namespaces, roles.queues);
-    if (roles.agents !== undefined) {
-      agentRoutes(app, {
-        namespaces: roles.namespaces,
-        runs: roles.workflows.runs,
-        ...roles.agents,
-      });
-      const agentHub = roles.agents.hub;
-      app.server.on("upgrade", (request, socket, head) =>
-        agentHub.handleUpgrade(request, socket, head),
-      );
-    }
-  }
+  workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows, queues: roles.queues });
+  taskQueueRoutes(app, roles.namespaces, roles.queues);
+  agentRoutes(app, { namespaces: roles.namespaces, runs: roles.workflows.runs, ...roles.agents });
+  const agentHub = roles.agents.hub;
+  app.server.on("upgrade", (request, socket, head) =>
+    agentHub.handleUpgrade(request, socket, head),
+  );
   return app;
 }

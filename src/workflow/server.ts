@@ -12,34 +12,23 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
-import { attemptKey } from "../protocol/attempt.ts";
-import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
 import { AgentHub } from "./agents/hub.ts";
 import { buildApp } from "./app.ts";
 import { ensureAdminToken } from "./auth/admin-token.ts";
 import { ensureSigningKey } from "./auth/keys.ts";
-import { createVerifier, issueToken } from "./auth/tokens.ts";
+import { createVerifier } from "./auth/tokens.ts";
 import { cachingVerifier } from "./auth/verified-tokens.ts";
-import { ClusterNode } from "./cluster/node.ts";
-import { nodeToken, TaskRelay } from "./cluster/task-relay.ts";
 import { httpUrl, type ListenAddress } from "./config/listen.ts";
 import { ensureConfigFile, loadConfig, type ServerConfig } from "./config/load.ts";
 import { DeploymentService } from "./deployments/service.ts";
-import { Engine, type EngineOptions } from "./engine/engine.ts";
-import type { ClaimBudget } from "./engine/outbox.ts";
-import type { EngineStore } from "./engine/store.ts";
+import { hostPort, startEngineSide, stopWorkflows } from "./engine-side.ts";
 import { meteredActivities } from "./metrics/activities.ts";
-import { meteredEngineStore } from "./metrics/engine-store.ts";
-import { nodeProbes } from "./metrics/probes.ts";
 import { WorkflowMetrics } from "./metrics/registry.ts";
 import { runTracing } from "./metrics/tracing.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
-import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
-import { DefinitionRegistry } from "./runs/definitions.ts";
 import { RunEnds } from "./runs/ends.ts";
-import { type RunEngine, RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 
@@ -52,8 +41,8 @@ export interface StartReport {
   readonly storage: { readonly backend: string; readonly path: string; readonly schema: number };
   readonly defaultNamespace: string | undefined;
   readonly url: string;
-  /** The gRPC worker endpoint (`host:port` as bound); undefined when workflows are off. */
-  readonly workerEndpoint: string | undefined;
+  /** The gRPC worker endpoint (`host:port` as bound). */
+  readonly workerEndpoint: string;
   /** Runs brought back from history at start-up. */
   readonly recoveredRuns: number;
 }
@@ -113,31 +102,6 @@ export interface StartOptions {
   readonly onFatal?: (error: unknown) => void;
 }
 
-function hostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** What stopping needs of the engine side: a single engine, or a cluster node's shards. */
-interface Stoppable {
-  idle(): Promise<void>;
-  close(): void;
-}
-
-/** Stops the engine side in the order that loses nothing durable (see `close`). */
-async function stopWorkflows(
-  engine: Stoppable,
-  endpoint: WorkerEndpoint,
-  cluster?: ClusterNode,
-): Promise<void> {
-  // Workers go first, so no new result arrives; results not yet committed stay with their
-  // workers, which send them again to the restarted server. A cluster node then hands its
-  // shards over (each drained, released) and leaves.
-  await endpoint.close();
-  await cluster?.close();
-  await engine.idle();
-  engine.close();
-}
-
 export async function startServer(
   configPath: string,
   options: StartOptions,
@@ -172,15 +136,6 @@ export async function startServer(
       transcripts: store.transcripts,
     });
 
-    // The engine, its worker endpoint and the run API exist where the backend keeps runs.
-    let engine: (Stoppable & RunEngine) | undefined;
-    let cluster: ClusterNode | undefined;
-    let relay: TaskRelay | undefined;
-    let endpoint: WorkerEndpoint | undefined;
-    let workflows: { definitions: DefinitionRegistry; runs: RunService } | undefined;
-    let recoveredRuns = 0;
-    // Callers of describe with `wait_ms`, told when each run's end is durable.
-    const ends = new RunEnds(MAX_RUN_WAITERS);
     // Workers are welcomed once HTTP listens, so each welcome can name the agent
     // transport's port (0 when the transport is off).
     let agentPort = 0;
@@ -188,124 +143,34 @@ export async function startServer(
     const httpListening = new Promise<void>((resolve) => {
       listening = resolve;
     });
-    if (store.workflows !== undefined) {
-      const definitions = new DefinitionRegistry(store.workflows.definitions);
-      const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
-        store: meteredEngineStore(tracing?.store(runs) ?? runs, metrics),
-        definitions: (namespace, version) => definitions.byVersion(namespace, version),
-        // A child step names a workflow (and optionally a version) of the parent's namespace.
-        childDefinition: (namespace, workflow, version) =>
-          version === undefined
-            ? definitions.latest(namespace, workflow)
-            : definitions.byVersion(namespace, version),
-        // Members of parallel and collect go through the outbox; its ceiling is in force
-        // only while outbox.enabled is true (the spec's rule).
-        outbox: {
-          enabled: config.settings.outbox.enabled,
-          maxInFlight: Number(namespaces.max_in_flight_activities),
-          // Cluster: the shards of a node share its ceiling share (cluster/claim-budget.ts).
-          ...(budget === undefined ? {} : { budget }),
-        },
-        logger: options.logger,
-        onRunEnded: (runId, state) => {
-          metrics.runsEnded.inc({ status: state.status });
-          ends.ended(runId);
-        },
-        onFatal: (error) => {
-          options.logger.fatal({ err: error }, "engine stopped: a commit failed");
-          options.onFatal?.(error);
-        },
-      });
-      const { cluster: clusterSettings } = config.settings;
-      // PostgreSQL: a cluster node (of one or more), one engine per owned shard.
-      cluster =
-        store.cluster === undefined
-          ? undefined
-          : new ClusterNode({
-              storage: store.cluster,
-              settings: {
-                nodeId: config.nodeId,
-                shards: Number(clusterSettings.shards),
-                leaseTtlMs: Number(clusterSettings.lease_ttl_ms),
-              },
-              logger: options.logger,
-              quota: Number(namespaces.max_in_flight_activities),
-              engine: (runs, onFatal, budget) =>
-                new Engine({ ...engineOptions(runs, budget), onFatal }),
-              onFatal: (error) => {
-                options.logger.fatal({ err: error }, "stopping: this node left the cluster");
-                options.onFatal?.(error);
-              },
-              // Another node changed a deployment record: apply the records here again.
-              onDeployments: () => {
-                if (config.settings.deployments.enabled) {
-                  deployments.reconcile().catch((error: unknown) => {
-                    options.logger.error({ err: error }, "cannot apply the deployment records");
-                  });
-                }
-              },
-            });
-      const running = cluster?.engines ?? new Engine(engineOptions(store.workflows.runs));
-      engine = running;
-      const grpcListen = options.grpcListen ?? config.settings.grpc.listen;
-      endpoint = await startWorkerEndpoint(hostPort(grpcListen.host, grpcListen.port), {
-        verify,
-        logger: options.logger,
-        // A worker may serve a namespace only if it exists or auto_create makes it now.
-        namespaceGate: async (namespace, subject) => {
-          await httpListening;
-          try {
-            await registry.use(namespace, subject);
-            return true;
-          } catch (error) {
-            if ((error as { code?: string }).code === "namespace_not_found") return false;
-            throw error;
-          }
-        },
-        events: activities.events(tracing?.events(running.matcherEvents) ?? running.matcherEvents),
-        agentPort: () => agentPort,
-      });
-      const agentAware = withAgentCancel(endpoint.matcher, hub);
-      const local = activities.dispatcher(tracing?.dispatcher(agentAware) ?? agentAware);
-      metrics.observe(nodeProbes(running, endpoint.matcher));
-      if (cluster === undefined) running.attach(local);
-      else {
-        // Cluster: an attempt whose queue has no worker here goes to a node that has one.
-        const node = cluster;
-        const matcher = endpoint.matcher;
-        relay = new TaskRelay({
-          nodeId: () => node.manager?.self.nodeId,
-          peers: () => node.manager?.peers() ?? [],
-          token: nodeToken(
-            (subject, ttlSeconds) =>
-              issueToken(key.privateKey, { subject, namespaces: "*", worker: true, ttlSeconds }),
-            config.nodeId,
-          ),
-          local,
-          withdraw: (ref) =>
-            !matcher.liveAttempts(ref.run_id).some((a) => attemptKey(a.ref) === attemptKey(ref)) &&
-            matcher.cancel(ref, "relayed to another node") !== "signalled",
-          serves: (namespace, queue) =>
-            matcher.workers().some((w) => w.namespace === namespace && w.taskQueue === queue),
-          events: () => node.engines.matcherEvents,
-          logger: options.logger,
-        });
-        node.engines.relayTo(relay.foreign());
-        running.attach(relay.dispatcher());
-      }
-      hub.authorize(
-        matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
-      );
-      try {
-        // Every run is back in memory (its attempts offered again) before HTTP serves. A
-        // cluster node recovers each shard as it is granted, once it has joined (below).
-        if (cluster === undefined) recoveredRuns = await (running as Engine).recover();
-      } catch (error) {
-        await stopWorkflows(running, endpoint);
-        throw error;
-      }
-      workflows = { definitions, runs: new RunService(running, store.workflows.runs, ends) };
-    }
+    // Callers of describe with `wait_ms`, told when each run's end is durable.
+    const ends = new RunEnds(MAX_RUN_WAITERS);
+    const side = await startEngineSide({
+      config,
+      store,
+      registry,
+      metrics,
+      activities,
+      tracing,
+      verify,
+      hub,
+      ends,
+      privateKey: key.privateKey,
+      logger: options.logger,
+      grpcListen: options.grpcListen ?? config.settings.grpc.listen,
+      httpListening,
+      agentPort: () => agentPort,
+      ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
+      onDeployments: () => {
+        if (config.settings.deployments.enabled) {
+          deployments.reconcile().catch((error: unknown) => {
+            options.logger.error({ err: error }, "cannot apply the deployment records");
+          });
+        }
+      },
+    });
+    const { engine, endpoint, cluster, relay } = side;
+    let recoveredRuns = side.recoveredRuns;
 
     // The local supervisor: with deployments off it is never asked to run anything.
     const supervisor = new Supervisor({
@@ -323,7 +188,7 @@ export async function startServer(
     const deploymentsEnabled = config.settings.deployments.enabled;
     if (deploymentsEnabled) await deployments.startAll();
 
-    const matcher = endpoint?.matcher;
+    const matcher = endpoint.matcher;
     const app = buildApp({
       logger: options.logger,
       verify,
@@ -336,13 +201,9 @@ export async function startServer(
         headersTimeoutMs: config.settings.http.headers_timeout_ms,
       },
       deployments: { service: deployments, enabled: deploymentsEnabled },
-      ...(workflows === undefined ? {} : { workflows }),
-      ...(matcher === undefined
-        ? {}
-        : {
-            agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
-            queues: matcher,
-          }),
+      workflows: { definitions: side.definitions, runs: side.runs },
+      agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
+      queues: matcher,
       ...(cluster === undefined || store.cluster === undefined
         ? {}
         : {
@@ -363,13 +224,13 @@ export async function startServer(
     } catch (error) {
       hub.close();
       await app.close();
-      if (engine !== undefined && endpoint !== undefined) await stopWorkflows(engine, endpoint);
+      await stopWorkflows(engine, endpoint);
       await supervisor.close();
       throw error;
     }
     const address = app.server.address() as AddressInfo;
     const url = httpUrl(listen.host, address.port);
-    if (cluster !== undefined && endpoint !== undefined && engine !== undefined) {
+    if (cluster !== undefined) {
       try {
         await cluster.join(config.settings.cluster.advertise_url ?? url);
         recoveredRuns = cluster.engines.running;
@@ -398,10 +259,10 @@ export async function startServer(
       },
       defaultNamespace: namespaces.default,
       url,
-      workerEndpoint:
-        endpoint === undefined
-          ? undefined
-          : hostPort((options.grpcListen ?? config.settings.grpc.listen).host, endpoint.port),
+      workerEndpoint: hostPort(
+        (options.grpcListen ?? config.settings.grpc.listen).host,
+        endpoint.port,
+      ),
       recoveredRuns,
     };
     let closing: Promise<void> | undefined;
@@ -418,11 +279,7 @@ export async function startServer(
         ends.close();
         closing ??= closeWithin(app, SHUTDOWN_GRACE_MS, options.logger)
           .then(() => hub.flushed())
-          .then(() =>
-            engine !== undefined && endpoint !== undefined
-              ? stopWorkflows(engine, endpoint, cluster)
-              : undefined,
-          )
+          .then(() => stopWorkflows(engine, endpoint, cluster))
           .then(() => supervisor.close())
           .then(() => store.close());
         return closing;

@@ -80,9 +80,7 @@ export const serveCommand: Command = {
           `signing key: ${r.signingKey.path} (${made(r.signingKey.created)})`,
           `admin token: ${r.adminToken.path} (${made(r.adminToken.created)})`,
           `default namespace: ${r.defaultNamespace ?? "(not set)"}`,
-          r.workerEndpoint === undefined
-            ? "workflows: off (this storage backend keeps no runs yet)"
-            : `worker endpoint on ${r.workerEndpoint} (runs recovered: ${r.recoveredRuns})`,
+          `worker endpoint on ${r.workerEndpoint} (runs recovered: ${r.recoveredRuns})`,
           `listening on ${r.url}`,
         ].join("\n"),
       );

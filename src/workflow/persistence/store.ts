@@ -147,11 +147,8 @@ export interface WorkflowStore {
   readonly namespaces: NamespaceStore;
   readonly deployments: DeploymentStore;
   readonly transcripts: TranscriptStore;
-  /**
-   * Definitions and runs (both backends have them). A backend without them leaves this
-   * undefined; the server then serves namespaces only, with no engine or workflow routes.
-   */
-  readonly workflows: WorkflowPersistence | undefined;
+  /** Definitions and runs. */
+  readonly workflows: WorkflowPersistence;
   /**
    * Copies the database, online, to a new file at `target` (absolute, must not exist);
    * absent on backends backed up with their own tools (PostgreSQL: pg_dump).
