@@ -21,7 +21,8 @@
  * the attempts it still holds in its hello and they are re-attached to the new session by the
  * rules of reattach.ts. Detached attempts are the engine's to time out (its re-attach grace);
  * the matcher forgets any still detached after `detachedTtlMs`, so attempts the engine never
- * tracked are not kept forever. Status reads are views.ts; settled memory is settled.ts.
+ * tracked are not kept forever. Status reads are views.ts; settled memory is settled.ts; how
+ * a result frame settles its attempt (acknowledged, reported or not) is results.ts.
  *
  * Session states (the handshake is the adapter's):
  *   handshake --hello ok (open)--> open --stream ends (close)--> closed
@@ -34,9 +35,10 @@ import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../engine/dispatcher.ts";
-import { attemptFailure, engineFault, streamRefusal } from "../errors.ts";
+import { attemptFailure, engineFault } from "../errors.ts";
 import { type Holding, Holdings } from "./holdings.ts";
 import { checkReattach, type ReattachState, reattach } from "./reattach.ts";
+import { type ResultState, receiveFrame } from "./results.ts";
 import type { Session, SessionSink } from "./session.ts";
 import { SettledMemory } from "./settled.ts";
 import { enqueue, pickSession, type TaskQueue, TaskQueues, withdraw } from "./task-queue.ts";
@@ -73,6 +75,7 @@ export class Matcher {
   readonly #holding = new Holdings();
   readonly #settled: SettledMemory;
   readonly #reattachState: ReattachState;
+  readonly #results: ResultState;
   readonly #maxBacklog: number;
   readonly #detachedTtlMs: number;
   readonly #sessions = new Set<Session>();
@@ -90,6 +93,15 @@ export class Matcher {
       settled: this.#settled,
       owner: options.events.owner,
       log: this.#log,
+    };
+    this.#results = {
+      events: options.events,
+      holding: this.#holding,
+      settled: this.#settled,
+      released: this.#released,
+      log: this.#log,
+      drain: (session, queue) => this.#drain(session, queue),
+      close: (session) => this.close(session),
     };
   }
 
@@ -319,87 +331,6 @@ export class Matcher {
 
   /** One decoded frame of an open session. Throws a StreamRefusal to end the stream. */
   receive(session: Session, frame: WorkerFrame): void {
-    if (session.closed) return;
-    switch (frame.frame) {
-      case "hello":
-        throw streamRefusal("invalid_frame", "hello: a session sends one hello");
-      case "heartbeat": {
-        const ref = frame.heartbeat.ref;
-        if (session.assigned.has(attemptKey(ref))) {
-          this.#opts.events.heartbeat?.(ref, frame.heartbeat.details_json, session.ctx);
-        }
-        return;
-      }
-      case "completion":
-        this.#settle(session, frame.completion.ref, (ref) =>
-          this.#opts.events.completed(ref, frame.completion.output_json, session.ctx),
-        );
-        return;
-      case "failure":
-        this.#settle(session, frame.failure.ref, (ref) =>
-          this.#opts.events.failed(
-            ref,
-            {
-              code: frame.failure.code || "handler_error",
-              message: frame.failure.message,
-              nonRetryable: frame.failure.non_retryable,
-            },
-            session.ctx,
-          ),
-        );
-        return;
-    }
-  }
-
-  #settle(
-    session: Session,
-    ref: AttemptRef,
-    report: (ref: AttemptRef) => Promise<void> | void,
-  ): void {
-    const key = attemptKey(ref);
-    const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
-    if (!session.assigned.has(key)) {
-      // A resend of a result already reported, or one this session never held: acknowledged
-      // so the worker forgets it, never reported twice.
-      if (!this.#settled.has(key)) {
-        this.#log.warn(
-          { attempt: key, session: session.id },
-          "result for an attempt this session does not hold; dropped",
-        );
-      }
-      ack();
-      return;
-    }
-    session.assigned.delete(key);
-    const queue = this.#holding.get(key)?.queue;
-    this.#holding.delete(key);
-    this.#settled.remember(key);
-    if (queue !== undefined && !session.closed) this.#drain(session, queue);
-    if (this.#released.delete(key)) {
-      ack();
-      return;
-    }
-    let outcome: Promise<void> | void;
-    try {
-      outcome = report(ref);
-    } catch (error) {
-      this.#settled.forget(key);
-      this.#abort(session, `result not accepted: ${String(error)}`);
-      return;
-    }
-    if (!(outcome instanceof Promise)) {
-      ack();
-      return;
-    }
-    outcome.then(ack, (error: unknown) => {
-      this.#settled.forget(key);
-      this.#abort(session, `result not accepted: ${String(error)}`);
-    });
-  }
-
-  #abort(session: Session, message: string): void {
-    this.#log.warn({ session: session.id }, `worker stream ended: ${message}`);
-    this.close(session);
-    session.sink.abort(message);
+    receiveFrame(this.#results, session, frame);
   }
 }
