@@ -5,6 +5,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseConfig } from "../../src/workflow/config/load.ts";
+import { until } from "../support/until.ts";
 import { adminToken, call, skein, startServe, tempDir, writeConfig } from "./support/server.ts";
 
 describe("skein serve (real process)", () => {
@@ -99,7 +100,8 @@ describe("skein serve (real process)", () => {
   test("SIGTERM lets a request in flight finish before the server exits", async (t) => {
     const dir = await tempDir();
     t.after(dir.remove);
-    const server = await startServe(await writeConfig(dir.path));
+    // At level info the server logs "shutting down" as its stop begins.
+    const server = await startServe(await writeConfig(dir.path), [], { SKEIN_LOG_LEVEL: "info" });
     const token = await adminToken(dir.path);
     const body = JSON.stringify({ name: "late" });
     const url = new URL(`${server.url}/namespaces`);
@@ -112,6 +114,8 @@ describe("skein serve (real process)", () => {
             authorization: `Bearer ${token}`,
             "content-type": "application/json",
             "content-length": Buffer.byteLength(body),
+            // The server's 100 Continue says it has parsed the headers: the request is in flight.
+            expect: "100-continue",
           },
         },
         (res) => {
@@ -124,16 +128,15 @@ describe("skein serve (real process)", () => {
         },
       );
       req.on("error", reject);
-      // Half the body now; the rest only after the server was told to stop.
+      // Half the body now; the rest only after the server was told to stop (once the request
+      // is in flight) and has said it is shutting down.
+      req.on("continue", () => {
+        server.child.kill("SIGTERM");
+        until("the server to say it is shutting down", () =>
+          /shutting down/.test(server.stdout() + server.stderr()),
+        ).then(() => req.end(body.slice(5)), reject);
+      });
       req.write(body.slice(0, 5));
-      req.on("socket", (socket) =>
-        socket.on("connect", () => {
-          setTimeout(() => {
-            server.child.kill("SIGTERM");
-            setTimeout(() => req.end(body.slice(5)), 300);
-          }, 100);
-        }),
-      );
     });
     const r = await answer;
     assert.equal(r.status, 200);

@@ -264,6 +264,8 @@ describe("intervention on a live agent attempt", () => {
     await until("the tool result", async () =>
       (await transcript(id, a)).some((e) => e.type === "tool_result") ? true : undefined,
     );
+    // Time passes on purpose: a loop that ignored the pause would call the model within it.
+    // A loaded machine only makes this negative check weaker, never fail wrongly.
     await new Promise((done) => setTimeout(done, 300));
     assert.equal(model.requests.length, seen + 1);
     assert.equal(

@@ -189,7 +189,7 @@ describe("a message outside the protocol closes its socket, not the server", () 
       session_id: "00000000-0000-4000-8000-000000000010",
       capabilities: 5,
     });
-    const end = await closed(ws, 2_000);
+    const end = await closed(ws);
     // Before the fix the announcement was kept and both reads answered 500.
     const attempts = await api("/workflows/attempts", { namespace: "alpha", workflow_id: id });
     assert.equal(attempts.status, 200, JSON.stringify(attempts.body));
@@ -231,6 +231,9 @@ describe("a worker of namespace alpha cannot reach beta's attempts", () => {
       ref: { run_id: a.run_id, activity_id: a.activity_id, attempt: a.attempt },
       entry: { type: "user_turn", text: "FORGED", source: "input" },
     });
+    // A short window for the forged messages to reach the hub (the socket may or may not be
+    // closed for them); the checks below run after the run has ended, seconds later, so a
+    // loaded machine cannot make them pass or fail by timing.
     await closed(ws, 300);
     // Beta's own worker still owns it: an intervention reaches it.
     assert.equal(await intervene(id, a, { kind: "PauseResume", paused: false }), "Applied");

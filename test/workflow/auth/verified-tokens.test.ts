@@ -56,6 +56,7 @@ describe("verified tokens", () => {
     const verify = cachingVerifier(real.verify, { max: 8 });
     const t = await token("brief", 1);
     await verify(t);
+    // Time passes on purpose: the token's exp (whole seconds) must be behind the real clock.
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     await assert.rejects(verify(t), unauthenticated);
     assert.deepEqual(real.checked, [t, t]);

@@ -23,7 +23,6 @@ import {
 } from "../../support/worker-endpoint.ts";
 
 const SERVER = fileURLToPath(new URL("../../fixtures/engine-server.ts", import.meta.url));
-const _sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Server {
   readonly child: ChildProcess;

@@ -28,6 +28,7 @@ import {
   writeJson,
 } from "../../support/worker-endpoint.ts";
 
+/** The samplers' pace and deliberate windows; waits for a state use `until`. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function setup(options: Partial<EngineOptions> = {}, library: WorkflowDefinition[] = []) {
@@ -361,6 +362,8 @@ steps:
         "a's result recorded while paused",
         () => t.engine.state(runId)?.activities.get(1)?.result !== undefined,
       );
+      // Time passes on purpose: a paused run that wrongly went on would schedule b in it. Load
+      // can only make this negative check weaker, never fail a correct engine.
       await sleep(100);
       assert.equal(t.engine.state(runId)?.activities.size, 1, "b was not scheduled while paused");
       assert.equal(t.engine.state(runId)?.status, "Paused");

@@ -15,6 +15,7 @@ import { SPECULATION_DEPTH } from "../../../src/workflow/engine/speculation.ts";
 import type { EngineStore, RunAppend } from "../../../src/workflow/engine/store.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
 import { openRuns } from "../../support/sqlite-runs.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   sessions,
@@ -111,6 +112,9 @@ test("a run goes at most SPECULATION_DEPTH steps ahead of its history while the 
       definition,
       inputJson: "{}",
     });
+    await until("SPECULATION_DEPTH steps to complete", () => completed >= SPECULATION_DEPTH);
+    // Time passes on purpose: without the bound the next steps would run in this window (a
+    // loaded machine can only make this negative check weaker, never fail a correct engine).
     await sleep(1_000);
     // SPECULATION_DEPTH steps went out before any commit landed; the next waits. Without
     // the bound every step would have run by now.

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { access, copyFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { until } from "../../support/until.ts";
 import {
   adminToken,
   call,
@@ -88,7 +89,7 @@ describe("skein admin backup (SQLite, online, real processes)", () => {
         acked.push(r.body.workflow_id);
       }
     });
-    while (acked.length < 100) await new Promise((r) => setTimeout(r, 5));
+    await until("100 acknowledged starts", () => acked.length >= 100, { timeoutMs: 60_000 });
     const before = [...acked];
     const target = join(dir.path, "backup.db");
     const backup = await skeinAsync(["admin", "backup", target, "--server", server.url], {

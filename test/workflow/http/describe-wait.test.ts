@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { until } from "../../support/until.ts";
 import {
   adminToken,
   call,
@@ -59,6 +60,8 @@ describe("describe with wait_ms", { timeout: 30_000 }, () => {
       answered = true;
       return r;
     });
+    // Time passes on purpose: a describe that did not wait would answer in this window (load
+    // can only make this negative check weaker, never fail a correct server).
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(answered, false, "the run is still waiting for its signal");
     assert.equal((await signal(id, { n: 7 })).status, 200);
@@ -124,6 +127,8 @@ describe("describe with wait_ms", { timeout: 30_000 }, () => {
       [SKEIN_BIN, "workflow", "describe", id, "--wait", "20000"],
       { env },
     );
+    // A moment for the command to start waiting; one that starts late finds the run ended,
+    // and what is checked below holds either way.
     await new Promise((resolve) => setTimeout(resolve, 500));
     await signal(id, { done: true });
     const { stdout } = await described;
@@ -142,9 +147,10 @@ describe("describe with wait_ms", { timeout: 30_000 }, () => {
       { env },
     );
     // The command's start lands first (its Node start-up takes a moment).
-    while ((await api("/workflows/describe", { workflow_id: FIXED })).status !== 200) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until(
+      "the command's start to land",
+      async () => (await api("/workflows/describe", { workflow_id: FIXED })).status === 200,
+    );
     await signal(FIXED, { via: "start" });
     const ended = JSON.parse((await started).stdout);
     assert.equal(ended.workflow_id, FIXED);

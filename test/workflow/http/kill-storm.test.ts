@@ -64,6 +64,7 @@ test("runs survive repeated SIGKILLs of the server: exact outputs, each activity
   }
   const runningAtKill: number[] = [];
   for (let kill = 0; kill < KILLS; kill++) {
+    // Time passes on purpose: work goes on between kills (how much does not matter).
     await sleep(150 + kill * 50);
     const running = await api("/workflows/list", { status: "Running", limit: RUNS });
     runningAtKill.push(running.body.runs.length);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { RETRIED_CHAIN } from "../../fixtures/retried-chain.ts";
 import { type Family, parsePrometheus, sampleValue } from "../../support/prometheus.ts";
+import { until as waitUntil } from "../../support/until.ts";
 import { moduleWorker, type WorkerProcess } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
@@ -79,13 +80,11 @@ describe("GET /metrics (real skein serve, real worker)", () => {
   }
 
   /** Scrapes until `check` holds (levels settle as the worker and engine act). */
-  async function until(check: (m: Map<string, Family>) => boolean): Promise<Map<string, Family>> {
-    for (let i = 0; ; i++) {
+  function until(check: (m: Map<string, Family>) => boolean): Promise<Map<string, Family>> {
+    return waitUntil("metrics to reach the expected levels", async () => {
       const metrics = await scrape();
-      if (check(metrics)) return metrics;
-      assert.ok(i < 500, "metrics did not reach the expected levels");
-      await new Promise((done) => setTimeout(done, 20));
-    }
+      return check(metrics) ? metrics : undefined;
+    });
   }
 
   test("needs a bearer granted every namespace: none is 401, one namespace is 403", async () => {

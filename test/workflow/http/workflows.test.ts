@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { until } from "../../support/until.ts";
 import { ACTIVITIES, freePort, spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   adminToken,
@@ -353,7 +354,13 @@ steps:
       });
       // The first attempt was offered to the only worker when the start became durable;
       // the worker's own heartbeats keep it alive until it is killed.
-      await new Promise((done) => setTimeout(done, 300));
+      await until("the first attempt to be held by the worker", async () => {
+        const r = await call(server.url, "POST", "/workflows/describe", {
+          token,
+          body: { workflow_id: start.body.workflow_id },
+        });
+        return r.body.pending_activities?.[0]?.state === "running";
+      });
       first.kill("SIGKILL");
       await first.exited;
       second = await worker(dir.path, server, token);

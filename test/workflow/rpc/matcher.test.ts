@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FrameBatcher, grpcTarget } from "../../../src/protocol/worker-stream/index.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   offer,
@@ -179,10 +180,7 @@ describe("matcher with real workers", () => {
       for (const t of others) assert.equal(endpoint.matcher.liveAttempts(t.ref.run_id).length, 1);
       // Released: the worker stops it, and once it has, the run lists only the other.
       endpoint.matcher.release(a.ref, "done with it");
-      for (let i = 0; live().length !== 1; i++) {
-        assert.ok(i < 500, `still live: ${live()}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until("the released attempt to stop", () => live().length === 1);
       assert.deepEqual(live(), [a2.ref.activity_id]);
     } finally {
       w.kill();

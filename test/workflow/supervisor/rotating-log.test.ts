@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { processLauncher } from "../../../src/workflow/supervisor/launcher.ts";
 import { RotatingLog } from "../../../src/workflow/supervisor/rotating-log.ts";
+import { until } from "../../support/until.ts";
 
 const dirs: string[] = [];
 after(async () => {
@@ -91,11 +92,10 @@ describe("the launcher's child output goes through the bounded log", () => {
       return text;
     };
     // The pipes drain after the exit; wait for the last lines of both streams.
-    let kept = "";
-    for (let i = 0; i < 500 && !(kept.includes("token:") && kept.includes("line 199 ")); i++) {
-      kept = await all();
-      await new Promise((done) => setTimeout(done, 10));
-    }
+    const kept = await until("the last lines of both streams", async () => {
+      const text = await all();
+      return text.includes("token:") && text.includes("line 199 ") ? text : undefined;
+    });
     assert.match(kept, /token:none\n/, "the child did not inherit SKEIN_TOKEN");
     assert.doesNotMatch(kept, /the-servers-own-bearer/);
     let total = 0;

@@ -37,7 +37,9 @@ async function spec(name: string, code: string, revision = 1): Promise<LaunchSpe
 }
 
 const FOREVER = "setInterval(() => {}, 1000);";
-const DEAF = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);";
+// Says so once its SIGTERM handler is installed: the test stops it only then.
+const DEAF =
+  "process.on('SIGTERM', () => {}); console.log('deaf to SIGTERM'); setInterval(() => {}, 1000);";
 
 function supervisor(launcher: Launcher = processLauncher, stopGraceMs = 300): Supervisor {
   return new Supervisor({
@@ -78,8 +80,13 @@ describe("supervisor", () => {
     );
     assert.equal(alive(polite.pid!), false);
 
-    const deaf = await s.apply("deaf", await spec("deaf", DEAF));
-    await new Promise((r) => setTimeout(r, 200)); // let it install its SIGTERM handler
+    const deafSpec = await spec("deaf", DEAF);
+    const deaf = await s.apply("deaf", deafSpec);
+    await until("the SIGTERM handler to be installed", async () =>
+      (await readFile(deafSpec.logFile, "utf8").catch(() => "")).includes("deaf to SIGTERM")
+        ? true
+        : undefined,
+    );
     const killed = await s.apply("deaf", null);
     assert.deepEqual([killed.state, killed.lastExit?.signal], ["stopped", "SIGKILL"]);
     assert.equal(alive(deaf.pid!), false);
