@@ -7,7 +7,7 @@
  * - a `document.list` page of 1,000 records with per-record decisions: its latency and the
  *   requests it sent to the IdP (the goal is one batch round trip).
  *
- * Goal (issue 18): a decided get adds at most 0.3 ms p50 over loopback. Nothing is asserted.
+ * Goal: a decided get adds at most 0.3 ms p50 over loopback. Nothing is asserted.
  */
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";

@@ -114,7 +114,7 @@ describe("the release driver across branches", () => {
   const versionsOf = (store: Store, collection: string, branch: string) =>
     store.history(collection, branch, undefined, 500).rows;
 
-  test("protected rows of the first branches do not starve a later one (issue 13, item 20)", async () => {
+  test("protected rows of the first branches do not starve a later one", async () => {
     // kept_versions 2: each branch record holds 3 versions; the rest are history rows.
     const { store } = await freshStore({
       keptVersions: 2,

@@ -1,4 +1,4 @@
-// Key and token files are written atomically (issue 13, item 17): a first start whose
+// Key and token files are written atomically: a first start whose
 // write fails part-way (here every write past 0 bytes fails, as on a full disk, through
 // RLIMIT_FSIZE) leaves no file behind, so the next start creates the key and starts.
 // Before, the failed start left a 0-byte signing-key.pem and every later start refused it.

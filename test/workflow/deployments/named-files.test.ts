@@ -1,4 +1,4 @@
-// Files a deployment names (issue 13, items 5 and 6), against the real `skein serve`: a
+// Files a deployment names, against the real `skein serve`: a
 // worker document or token file is read only if it is a regular file of bounded size, in
 // bounded time; refusals name the file and never show its contents; the server's own
 // signing key, admin token and other private files of its data dir are refused as worker

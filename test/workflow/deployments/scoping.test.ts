@@ -1,4 +1,4 @@
-// Deployments are scoped to the caller's namespaces (issue 13, item 5), against the real
+// Deployments are scoped to the caller's namespaces, against the real
 // `skein serve`: a record is the caller's when the caller may access every namespace it
 // serves. Others' records are absent from listings and reads (404 for GET, DELETE and
 // desired-state); PUT needs every namespace of the new body and of the record it replaces.

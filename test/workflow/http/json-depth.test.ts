@@ -1,4 +1,4 @@
-// JSON nesting depth at the HTTP edge (issue 13, item 12): a body nested deeper than
+// JSON nesting depth at the HTTP edge: a body nested deeper than
 // MAX_JSON_DEPTH is refused with 400 `json_too_deep` before any route sees it, so no reply
 // or stored text can overflow JSON.stringify later (it did at ~3,000 levels: a 500).
 
