@@ -7,6 +7,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { WorkerEndpoint } from "../../src/workflow/rpc/server.ts";
+import { until } from "../support/until.ts";
 import {
   ACTIVITIES,
   offer,
@@ -264,11 +265,10 @@ describe("builtin worker kinds (real gRPC endpoint, real worker processes)", () 
       if (kind === "exec") {
         // Wait until the command has started its own child, then cancel the group.
         const pidFile = join(dir, "grandchild.pid");
-        for (let i = 0; i < 200; i++) {
-          const text = await readFile(pidFile, "utf8").catch(() => "");
-          if (text !== "") break;
-          await new Promise((r) => setTimeout(r, 25));
-        }
+        await until(
+          "the command's child to start",
+          async () => (await readFile(pidFile, "utf8").catch(() => "")) !== "",
+        );
       }
       assert.equal(endpoint.matcher.cancel(task.ref, "operator said stop"), "signalled");
       const f = failed(await recorder.waitResult(task.ref));
@@ -276,8 +276,7 @@ describe("builtin worker kinds (real gRPC endpoint, real worker processes)", () 
       assert.equal(f.message, "operator said stop");
       if (kind === "exec") {
         const pid = Number(await readFile(join(dir, "grandchild.pid"), "utf8"));
-        for (let i = 0; i < 100 && processAlive(pid); i++)
-          await new Promise((r) => setTimeout(r, 20));
+        await until("the command's process group to exit", () => !processAlive(pid));
         assert.equal(processAlive(pid), false, "the command's whole process group is gone");
       }
     });

@@ -4,24 +4,28 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type TestContext, test } from "node:test";
+import { until } from "../support/until.ts";
 import { ACTIVITIES, writeJson } from "../support/worker-endpoint.ts";
 import { SKEIN_BIN } from "../workflow/support/server.ts";
 
-// The parent: launches the worker, prints its pid, then waits to be killed.
+// The parent: launches the worker (its log to a file, which outlives the parent), prints its
+// pid, then waits to be killed.
 const PARENT = `
 const { spawn } = require("node:child_process");
-const [bin, doc, deployment] = process.argv.slice(1);
+const { openSync } = require("node:fs");
+const [bin, doc, deployment, log] = process.argv.slice(1);
 const env = { ...process.env };
 if (deployment) {
   env.SKEIN_DEPLOYMENT = deployment;
   env.SKEIN_SUPERVISOR_PID = String(process.pid);
 } else delete env.SKEIN_DEPLOYMENT;
 const child = spawn(process.execPath, [bin, "worker", "module", doc, "--endpoint", "127.0.0.1:1",
-  "--reconnect-initial-backoff", "0.05", "--reconnect-max-backoff", "0.2"], { env, stdio: "ignore" });
+  "--reconnect-initial-backoff", "0.05", "--reconnect-max-backoff", "0.2"],
+  { env, stdio: ["ignore", "ignore", openSync(log, "w")] });
 console.log(child.pid);
 setInterval(() => {}, 1000);
 `;
@@ -38,14 +42,22 @@ function alive(pid: number): boolean {
 async function launch(
   doc: string,
   deployment: string,
-): Promise<{ parent: number; worker: number }> {
-  const parent = spawn(process.execPath, ["-e", PARENT, SKEIN_BIN, doc, deployment], {
+): Promise<{ parent: number; worker: number; log: string }> {
+  const log = join(dirname(doc), `worker-${deployment || "by-hand"}.log`);
+  const parent = spawn(process.execPath, ["-e", PARENT, SKEIN_BIN, doc, deployment, log], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const worker = await new Promise<number>((resolve) => {
     parent.stdout!.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
   });
-  return { parent: parent.pid!, worker };
+  return { parent: parent.pid!, worker, log };
+}
+
+/** The worker has started (its parent watch with it) and logs its first failed connect. */
+function reconnecting(worker: { log: string }): Promise<boolean> {
+  return until("the worker's reconnect loop", async () =>
+    (await readFile(worker.log, "utf8").catch(() => "")).includes("cannot reach the server"),
+  );
 }
 
 /** A worker document in a directory removed when the test ends. */
@@ -77,8 +89,9 @@ test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started
     for (const pid of [supervised.worker, byHand.worker])
       if (alive(pid)) process.kill(pid, "SIGKILL");
   });
-  // Let both workers start and enter their reconnect loops.
-  await new Promise((r) => setTimeout(r, 1500));
+  // Both workers have started and entered their reconnect loops.
+  await reconnecting(supervised);
+  await reconnecting(byHand);
   assert.ok(alive(supervised.worker) && alive(byHand.worker), "both workers run");
 
   process.kill(supervised.parent, "SIGKILL");

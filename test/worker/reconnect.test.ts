@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { connect, createServer } from "node:net";
 import { before, describe, test } from "node:test";
+import { until } from "../support/until.ts";
 import {
   ACTIVITIES,
   freePort,
@@ -132,8 +133,11 @@ describe("reconnect", () => {
   test("a server that is down, then comes up, is reached by backing off", async () => {
     const port = await freePort();
     const w = workerAt(port, "0.05", "0.2", 200);
-    // Let the worker fail a few times against the closed port first.
-    await new Promise((r) => setTimeout(r, 400));
+    // The worker fails a few times against the closed port first.
+    await until(
+      "three failed connects",
+      () => (w.stderr().match(/cannot reach the server/g) ?? []).length >= 3,
+    );
     assert.equal(w.child.exitCode, null, "still trying");
     const { endpoint, recorder } = await startEndpoint({ port });
     try {
