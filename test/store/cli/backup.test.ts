@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { StoreClient } from "../../../src/store/client/client.ts";
+import { until } from "../../support/until.ts";
 import { BIN, type Running, start, waitFor } from "./harness.ts";
 
 let root: string;
@@ -86,7 +87,7 @@ describe("skein-store backup (online, real processes)", () => {
       }
     })();
     // Some history first, so the copy has real content.
-    while (acked < 200) await new Promise((r) => setTimeout(r, 5));
+    await until("200 acknowledged writes", () => acked >= 200, { timeoutMs: 60_000 });
     const before = acked;
     const target = join(root, "copy");
     const backup = await cli(["backup", "--socket", live.socket, target]);

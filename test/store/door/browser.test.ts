@@ -304,6 +304,7 @@ describe("door in Chromium: bounds from the environment", { skip }, () => {
     await signIn(page, world, "alice", "/s/shop");
     const cookie = (await context.cookies()).find((c) => c.name === "skein_door")!;
     assert.ok(cookie.expires > 0 && cookie.expires - Date.now() / 1000 <= 6, `${cookie.expires}`);
+    // Time passes on purpose: the session's lifetime (5 s) runs out.
     await new Promise((r) => setTimeout(r, 5500));
     // The server-side session has ended even for a browser that kept the cookie.
     const replay = await raw(world.origin, "/api/session", {

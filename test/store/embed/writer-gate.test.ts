@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { WriterGate } from "../../../src/store/embed/writer-gate.ts";
+import { until } from "../../support/until.ts";
 import { embedGroup, refusalOf, serve, stallingWorker, testModel } from "./fixture.ts";
 
 interface Status {
@@ -80,12 +81,10 @@ describe("foreground admission for embedding commits", () => {
         );
       }
       await Promise.all(flood);
-      let status: Status;
-      for (;;) {
-        status = (await client.call("embed.status", { collection: "notes" })) as Status;
-        if (status.pending === 0) break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const status = await until("the walk to embed the flood", async () => {
+        const s = (await client.call("embed.status", { collection: "notes" })) as Status;
+        return s.pending === 0 ? s : undefined;
+      });
       assert.equal(status.records_embedded, 300);
       assert.equal(status.error, null);
     } finally {

@@ -14,6 +14,7 @@ import {
   IdpHttp,
   IdpHttpError,
 } from "../../../src/store/idp/http.ts";
+import { until } from "../../support/until.ts";
 
 async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
@@ -89,8 +90,7 @@ test("a connection the listener never completes fails at the connect bound", asy
 
 test("nothing listening is `unreachable`, and the message names no header", async () => {
   const { url, server } = await listen(() => {});
-  server.close();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => server.close(resolve));
   const http = new IdpHttp();
   after(() => http.close());
   const error = await failure(
@@ -119,7 +119,9 @@ test("at most IDP_MAX_SOCKETS connections are open at once; the rest wait", asyn
   const all = Array.from({ length: IDP_MAX_SOCKETS + 8 }, () =>
     http.request(url, { method: "GET" }),
   );
-  while (held.length < IDP_MAX_SOCKETS) await new Promise((r) => setTimeout(r, 20));
+  await until("IDP_MAX_SOCKETS requests held", () => held.length >= IDP_MAX_SOCKETS);
+  // Time passes on purpose: a request past the bound would open a connection in this window
+  // (load can only make this negative check weaker, never fail a correct client).
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(connections(), IDP_MAX_SOCKETS);
   assert.equal(held.length, IDP_MAX_SOCKETS);

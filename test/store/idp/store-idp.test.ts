@@ -84,6 +84,7 @@ test("an expired pass is refused at hello, and acts are refused once a pass expi
   assert.equal((await refusal(served.connect(expired))).code, "pass_expired");
   const short = await signedPass(idp, { ...claims, iat: now, exp: now + 2 });
   const client = await served.connect(short);
+  // Time passes on purpose: the pass's exp (whole seconds) runs out.
   await new Promise((resolve) => setTimeout(resolve, 2_500));
   assert.equal((await refusal(client.get("notes", "pub/a"))).code, "pass_expired");
 });

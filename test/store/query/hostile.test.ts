@@ -85,6 +85,7 @@ describe("hostile queries against the shipped worker", async () => {
 
   test("a worker SIGKILLed mid-query is query_worker_failed; the next query works", async () => {
     const pending = run("() => { for (;;) {} }");
+    // A moment for the query to reach a worker (the service shows no "busy" to wait on).
     await new Promise((r) => setTimeout(r, 300));
     for (const pid of queries.workerPids) process.kill(pid, "SIGKILL");
     await refused(pending, "query_worker_failed");

@@ -17,6 +17,8 @@ export {
   testModel,
 } from "../embed/fixture.ts";
 
+import { until as waitUntil } from "../../support/until.ts";
+
 /** Words the test model knows. */
 export const WORDS =
   "the store branch version model vector search document question words text people work world day life time year good old great long new first last right".split(
@@ -100,16 +102,12 @@ export function assertSameHits(rows: { key: string; score: number }[], hits: Hit
   });
 }
 
-/** Waits (bounded) until `predicate` holds. */
+/** Waits (bounded: two minutes, as long as a walk may take here) until `predicate` holds. */
 export async function until(
   predicate: () => boolean | Promise<boolean>,
   what: string,
 ): Promise<void> {
-  for (let i = 0; i < 4800; i++) {
-    if (await predicate()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  assert.fail(`timed out waiting for ${what}`);
+  await waitUntil(what, predicate, { timeoutMs: 120_000, intervalMs: 25 });
 }
 
 export interface SearchStats {

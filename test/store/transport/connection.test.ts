@@ -3,6 +3,7 @@ import { createConnection, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import { SkeinError } from "../../../src/common/errors.ts";
 import { decodePayload, encodeFrame, FrameReader } from "../../../src/store/transport/frames.ts";
+import { until } from "../../support/until.ts";
 import { servedStore } from "./fixture.ts";
 
 /** A raw socket speaking frames by hand, to send what StoreClient never would. */
@@ -56,8 +57,8 @@ describe("connection rules", async () => {
       (e: unknown) => e instanceof SkeinError && e.code === "max_clients",
     );
     await a.close();
-    // A freed place admits the next client.
-    await new Promise((r) => setTimeout(r, 20));
+    // A freed place (once the server has seen the close) admits the next client.
+    await until("the server to free a's place", () => served.server.clients < 2);
     const c = await served.connect();
     await b.close();
     await c.close();
@@ -155,6 +156,7 @@ describe("connection rules", async () => {
 
   test("an idle connection after hello is not timed out", async () => {
     const client = await served.connect();
+    // Time passes on purpose: longer than timeout_ms (300), which must not apply once idle.
     await new Promise((r) => setTimeout(r, 450));
     assert.ok(Array.isArray(((await client.call("collections.list")) as { rows: unknown[] }).rows));
     await client.close();
@@ -193,7 +195,8 @@ describe("a client that stops reading", async () => {
         encodeFrame({ id: 2 + i, verb: "document.list", args: { collection: "fat" } }),
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // The server gives up on this connection (the writer's stays).
+    await until("the server to drop the reader", () => served.server.clients === 1);
     // Reading again drains what was sent before the server gave up, then the close.
     r.socket.resume();
     await r.closed;
