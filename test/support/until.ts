@@ -3,6 +3,8 @@
  * it gives a value (anything but undefined or false) and returns it, or fails naming `what`
  * once `timeoutMs` has passed. Every wait has a deadline, so a broken feature fails its test
  * instead of hanging the suite; the deadline is generous because the machine is shared.
+ * `what` may be a function, read only on failure, to name the state the wait ended in (the
+ * last answer, a child's stderr).
  */
 
 export interface UntilOptions {
@@ -13,7 +15,7 @@ export interface UntilOptions {
 }
 
 export async function until<T>(
-  what: string,
+  what: string | (() => string),
   read: () => T | undefined | false | Promise<T | undefined | false>,
   { timeoutMs = 30_000, intervalMs = 20 }: UntilOptions = {},
 ): Promise<T> {
@@ -22,7 +24,9 @@ export async function until<T>(
     const value = await read();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`,
+      );
     await new Promise((done) => setTimeout(done, intervalMs));
   }
 }

@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { before, test } from "node:test";
 import { WebSocketServer } from "ws";
+import { until } from "../support/until.ts";
 import {
   sessions,
   spawnWorker,
@@ -61,9 +62,10 @@ test("every message outside the protocol closes the link; the worker stays up an
   const worker = spawnWorker(["agent", doc, "--endpoint", address, "--token-file", token]);
   try {
     await sessions(endpoint, 1);
-    for (let i = 0; i < 1500 && closes.length < BAD.length; i++) {
-      await new Promise((done) => setTimeout(done, 20));
-    }
+    await until(
+      () => `every bad message's close: ${worker.stderr()}`,
+      () => closes.length >= BAD.length,
+    );
     assert.equal(closes.length, BAD.length, worker.stderr());
     for (const [i, close] of closes.entries()) {
       assert.equal(close.code, i === BAD.length - 1 ? 1003 : 1008, JSON.stringify(close));
@@ -72,9 +74,7 @@ test("every message outside the protocol closes the link; the worker stays up an
     // Still up, still serving, still dialling the transport.
     assert.equal(worker.child.exitCode, null, worker.stderr());
     assert.equal(endpoint.matcher.stats().sessions, 1);
-    for (let i = 0; i < 500 && wss.clients.size === 0; i++) {
-      await new Promise((done) => setTimeout(done, 20));
-    }
+    await until("the worker to dial again", () => wss.clients.size > 0);
     assert.equal(wss.clients.size, 1, "it dialled again");
   } finally {
     worker.kill();

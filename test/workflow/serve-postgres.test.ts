@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { freshSchema, POSTGRES_URL, postgresRequired } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 import { freePort, moduleWorker } from "../support/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "./support/server.ts";
 
@@ -69,21 +70,20 @@ describe("skein serve on PostgreSQL storage (real process)", {
           .filter((e) => e.type === "ActivityCompleted")
           .map((e) => e.activity_id);
       };
-      for (let i = 0; (await completed(first.url)).length < 1; i++) {
-        assert.ok(i < 1000, worker.stderr());
-        await new Promise((done) => setTimeout(done, 20));
-      }
+      await until(
+        () => `a first completion: ${worker.stderr()}`,
+        async () => (await completed(first.url)).length >= 1,
+      );
       await first.stop("SIGKILL");
       second = await startServe(config, grpc);
-      for (let i = 0; ; i++) {
-        const r = await call(second.url, "POST", "/workflows/describe", { token, body });
-        if (r.body.run.status !== "Running") {
-          assert.equal(r.body.run.status, "Completed");
-          break;
-        }
-        assert.ok(i < 1000, worker.stderr());
-        await new Promise((done) => setTimeout(done, 20));
-      }
+      const status = await until(
+        () => `the run to end: ${worker.stderr()}`,
+        async () => {
+          const r = await call(second!.url, "POST", "/workflows/describe", { token, body });
+          return r.body.run.status !== "Running" ? (r.body.run.status as string) : undefined;
+        },
+      );
+      assert.equal(status, "Completed");
       assert.deepEqual(await completed(second.url), [1, 2, 3, 4]);
     } finally {
       await first.stop("SIGKILL");

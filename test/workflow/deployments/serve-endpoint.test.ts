@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
+import { until } from "../../support/until.ts";
 import { ACTIVITIES, writeJson } from "../../support/worker-endpoint.ts";
 import { adminToken, call, startServe, tempDir, writeConfig } from "../support/server.ts";
 
@@ -46,15 +47,16 @@ test("a running deployment serves its queue on the server's own worker endpoint"
   const start = await api("POST", "/workflows/start", { name: "one", input: { n: 41 } });
   assert.equal(start.status, 200, JSON.stringify(start.body));
 
-  for (let i = 0; ; i++) {
-    const d = await api("POST", "/workflows/describe", { workflow_id: start.body.workflow_id });
-    if (d.body.run?.status === "Completed") {
-      assert.deepEqual(d.body.run.output, { n: 42 });
-      break;
-    }
-    assert.ok(i < 1000, `run did not complete: ${JSON.stringify(d.body)}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
+  let last: unknown;
+  const d = await until(
+    () => `the run to complete: ${JSON.stringify(last)}`,
+    async () => {
+      const r = await api("POST", "/workflows/describe", { workflow_id: start.body.workflow_id });
+      last = r.body;
+      return r.body.run?.status === "Completed" ? r : undefined;
+    },
+  );
+  assert.deepEqual(d.body.run.output, { n: 42 });
 
   const managed = await api("GET", "/workers/managed");
   assert.equal(managed.status, 200);

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   spawnWorker,
@@ -54,13 +55,16 @@ async function start(name: string): Promise<string> {
 /** Describes until `ready` holds for the answer. */
 // biome-ignore lint/suspicious/noExplicitAny: describe answers are JSON read by each test
 async function describeUntil(workflowId: string, ready: (body: any) => boolean) {
-  for (let i = 0; ; i++) {
-    const r = await post("/workflows/describe", { workflow_id: workflowId });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    if (ready(r.body)) return r.body;
-    assert.ok(i < 1000, `describe never got there: ${JSON.stringify(r.body)}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
+  let last: unknown;
+  return until(
+    () => `describe to get there: ${JSON.stringify(last)}`,
+    async () => {
+      const r = await post("/workflows/describe", { workflow_id: workflowId });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      last = r.body;
+      return ready(r.body) ? r.body : undefined;
+    },
+  );
 }
 
 before(async () => {
@@ -91,12 +95,11 @@ before(async () => {
     "4",
   ]);
   // Ready once the worker's session is listed on its queue.
-  for (let i = 0; ; i++) {
-    const r = await post("/task-queues/describe", { task_queue: "q" });
-    if (r.body.workers?.length === 1) break;
-    assert.ok(i < 1000, `worker never connected: ${worker.stderr()}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
+  await until(
+    () => `the worker to connect: ${worker.stderr()}`,
+    async () =>
+      (await post("/task-queues/describe", { task_queue: "q" })).body.workers?.length === 1,
+  );
 });
 
 after(async () => {

@@ -72,15 +72,19 @@ function config(dir: string, namespaces = ""): Promise<string> {
 
 /** Polls describe until the run leaves Running. */
 async function ended(server: ServerProcess, token: string, workflowId: string, ns = "default") {
-  for (let i = 0; ; i++) {
-    const r = await call(server.url, "POST", "/workflows/describe", {
-      token,
-      body: { namespace: ns, workflow_id: workflowId },
-    });
-    if (r.status === 200 && r.body.run.status !== "Running") return r.body.run;
-    assert.ok(i < 1500, `run ${workflowId} did not end: ${JSON.stringify(r.body)}`);
-    await new Promise((done) => setTimeout(done, 20));
-  }
+  let last: unknown;
+  return until(
+    () => `run ${workflowId} to end: ${JSON.stringify(last)}`,
+    async () => {
+      const r = await call(server.url, "POST", "/workflows/describe", {
+        token,
+        body: { namespace: ns, workflow_id: workflowId },
+      });
+      last = r.body;
+      return r.status === 200 && r.body.run.status !== "Running" ? r.body.run : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 async function history(server: ServerProcess, token: string, workflowId: string) {
@@ -404,10 +408,10 @@ steps:
         body: { name: "six" },
       });
       const workflowId = start.body.workflow_id;
-      for (let i = 0; completions(await history(first, token, workflowId)).length < 2; i++) {
-        assert.ok(i < 1000, `no progress: ${w.stderr()}`);
-        await new Promise((done) => setTimeout(done, 20));
-      }
+      await until(
+        () => `two completions: ${w.stderr()}`,
+        async () => completions(await history(first, token, workflowId)).length >= 2,
+      );
       await first.stop("SIGKILL");
       second = await startServe(configFile, grpc);
       const run = await ended(second, token, workflowId);
