@@ -32,8 +32,11 @@ import {
 
 const TOKEN = "worker-all";
 
-/** The stream's end, or a failure naming what was expected when it stays open. */
-function ends(stream: RawStream, what: string, ms = 5_000): Promise<StreamEnd> {
+/**
+ * The stream's end, or a failure naming what was expected when it stays open (the deadline
+ * is until()'s: generous, as the machine is shared).
+ */
+function ends(stream: RawStream, what: string, ms = 30_000): Promise<StreamEnd> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, fail) => {
     timer = setTimeout(() => fail(new Error(`stream still open, expected ${what}`)), ms);
@@ -289,7 +292,7 @@ describe("connections", () => {
       await Promise.race([
         Promise.all(silent.map((c) => c.closed)),
         new Promise((_, fail) => {
-          timer = setTimeout(() => fail(new Error("silent connections still open")), 5_000);
+          timer = setTimeout(() => fail(new Error("silent connections still open")), 30_000);
         }),
       ]).finally(() => clearTimeout(timer));
     } finally {
