@@ -16,6 +16,7 @@ import type { DeploymentService } from "./deployments/service.ts";
 import { type AdminRoles, adminRoutes } from "./http/admin.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
+import { definitionVersionRoutes } from "./http/definition-versions.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
 import { installEdge, type ListenerLimits, listenerOptions } from "./http/edge.ts";
 import { installErrorHandling } from "./http/errors.ts";
@@ -24,10 +25,13 @@ import { installJson } from "./http/json.ts";
 import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
 import { installOpenApi } from "./http/openapi.ts";
+import { EventStreams } from "./http/sse.ts";
+import { historyStreamRoute, transcriptStreamRoute } from "./http/streams.ts";
 import { type TaskQueueReader, taskQueueRoutes } from "./http/task-queues.ts";
 import { workflowRoutes } from "./http/workflows.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
+import { ChangeSignals } from "./runs/changes.ts";
 import type { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunService } from "./runs/service.ts";
 
@@ -55,6 +59,8 @@ export interface AppRoles {
   };
   /** Cluster mode: requests for runs whose shard another node serves go there. */
   readonly routing?: RoutingRoles;
+  /** Signals of durable changes (commits, transcript entries) that wake the live streams. */
+  readonly changes?: ChangeSignals;
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -80,8 +86,23 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   }
   if (roles.routing !== undefined) installRouting(app, roles.routing);
   workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows, queues: roles.queues });
+  definitionVersionRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
+  // Live streams end as the server begins to stop, so they never hold its close.
+  const streams = new EventStreams(roles.logger);
+  app.addHook("preClose", (done) => {
+    streams.close();
+    done();
+  });
+  const streamRoles = {
+    namespaces: roles.namespaces,
+    runs: roles.workflows.runs,
+    changes: roles.changes ?? new ChangeSignals(),
+    streams,
+  };
+  historyStreamRoute(app, streamRoles);
   taskQueueRoutes(app, roles.namespaces, roles.queues);
   agentRoutes(app, { namespaces: roles.namespaces, runs: roles.workflows.runs, ...roles.agents });
+  transcriptStreamRoute(app, { ...streamRoles, ...roles.agents });
   const agentHub = roles.agents.hub;
   app.server.on("upgrade", (request, socket, head) =>
     agentHub.handleUpgrade(request, socket, head),

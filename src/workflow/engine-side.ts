@@ -30,6 +30,7 @@ import type { RunTracing } from "./metrics/tracing.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
+import { type ChangeSignals, signallingEngineStore } from "./runs/changes.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunEnds } from "./runs/ends.ts";
 import { type RunEngine, RunService } from "./runs/service.ts";
@@ -53,6 +54,8 @@ export interface EngineSideRoles {
   readonly hub: AgentHub;
   /** Callers of describe with `wait_ms`, told when each run's end is durable. */
   readonly ends: RunEnds;
+  /** Told of every commit, so the API's live history streams wake. */
+  readonly changes: ChangeSignals;
   /** Signs the bearer a cluster node presents to its peers. */
   readonly privateKey: KeyObject;
   readonly logger: Logger;
@@ -103,7 +106,10 @@ export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSid
   const { namespaces } = config.settings;
   const definitions = new DefinitionRegistry(store.workflows.definitions);
   const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
-    store: meteredEngineStore(tracing?.store(runs) ?? runs, metrics),
+    store: meteredEngineStore(
+      signallingEngineStore(tracing?.store(runs) ?? runs, roles.changes),
+      metrics,
+    ),
     definitions: (namespace, version) => definitions.byVersion(namespace, version),
     // A child step names a workflow (and optionally a version) of the parent's namespace.
     childDefinition: (namespace, workflow, version) =>

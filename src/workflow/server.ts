@@ -28,6 +28,7 @@ import { runTracing } from "./metrics/tracing.ts";
 import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
+import { ChangeSignals, signallingTranscripts } from "./runs/changes.ts";
 import { RunEnds } from "./runs/ends.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
@@ -129,11 +130,13 @@ export async function startServer(
     const tracing = config.settings.tracing.enabled ? runTracing() : undefined;
     const verify = cachingVerifier(createVerifier(key.publicKey), { max: VERIFIED_TOKENS_HELD });
     // The agent transport exists only when configured on; off, every intervention is stale.
+    // Durable changes (commits, transcript entries) wake the live streams of the API.
+    const changes = new ChangeSignals();
     const hub = new AgentHub({
       enabled: config.settings.agents.transport,
       verify,
       logger: options.logger,
-      transcripts: store.transcripts,
+      transcripts: signallingTranscripts(store.transcripts, changes),
     });
 
     // Workers are welcomed once HTTP listens, so each welcome can name the agent
@@ -155,6 +158,7 @@ export async function startServer(
       verify,
       hub,
       ends,
+      changes,
       privateKey: key.privateKey,
       logger: options.logger,
       grpcListen: options.grpcListen ?? config.settings.grpc.listen,
@@ -190,6 +194,7 @@ export async function startServer(
 
     const matcher = endpoint.matcher;
     const app = buildApp({
+      changes,
       logger: options.logger,
       verify,
       metrics,

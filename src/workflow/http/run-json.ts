@@ -23,6 +23,7 @@ export function runJson(run: RunRecord) {
     workflow_id: run.workflowId,
     run_id: run.runId,
     definition_version: run.definitionVersion,
+    definition_name: run.definitionName,
     status: run.status,
     started_at: new Date(run.startedAt).toISOString(),
     updated_at: new Date(run.updatedAt).toISOString(),

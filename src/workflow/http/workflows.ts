@@ -7,7 +7,10 @@
  * through `registry.use` (created when absent and `auto_create` is open, refused with
  * `namespace_not_found` when closed); reads never create a namespace. JSON payloads (run
  * input and output, event payloads) are stored as text and written back as raw JSON, so
- * numbers come back exactly as they were sent.
+ * numbers come back exactly as they were sent. `list` filters (status, definition name,
+ * start time) are conditions of one store query; the encoders are in run-json.ts, the
+ * versions read, the live streams and their bounds in definition-versions.ts, streams.ts
+ * and sse.ts.
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -19,6 +22,7 @@ import {
   object,
   oneOf,
   optional,
+  refine,
   string,
   withDefault,
 } from "../../common/decode/index.ts";
@@ -41,7 +45,7 @@ export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuid = () =>
+export const uuid = () =>
   string({
     pattern: UUID,
     patternReason: "must be a UUID string",
@@ -116,9 +120,31 @@ const cursor: Decoder<RunPosition> = {
   },
 };
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 time (`2026-05-01T12:00:00Z`, an offset or fraction allowed), as ms. */
+const rfc3339: Decoder<number> = map(
+  refine(
+    string({
+      pattern: RFC3339,
+      patternReason: "must be an RFC 3339 time such as 2026-05-01T12:00:00Z",
+      expected: "RFC 3339 time",
+      format: "date-time",
+    }),
+    (text) => (Number.isNaN(Date.parse(text)) ? "is not a valid calendar time" : undefined),
+  ),
+  (text) => Date.parse(text),
+);
+
 const listBody = object({
   namespace: optional(namespaceName()),
   status: optional(oneOf(["Running", "Paused", "Completed", "Failed", "Cancelled"])),
+  /** A definition name: runs started from any of its versions. */
+  definition: optional(string({ minBytes: 1, expected: "definition name" })),
+  /** Runs started at or after this time. */
+  started_after: optional(rfc3339),
+  /** Runs started before this time. */
+  started_before: optional(rfc3339),
   limit: withDefault(integer("u32", { min: 1, max: LIST_LIMIT_MAX }), LIST_LIMIT_DEFAULT),
   cursor: optional(cursor),
 });
@@ -136,8 +162,8 @@ export interface WorkflowRoles {
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
-function grantedNamespace(
-  roles: WorkflowRoles,
+export function grantedNamespace(
+  roles: Pick<WorkflowRoles, "namespaces">,
   request: FastifyRequest,
   named: string | undefined,
 ): string {
@@ -267,13 +293,24 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     "/workflows/list",
     {
       config: {
-        api: { summary: "List runs of a namespace, newest first, by pages", body: listBody },
+        api: {
+          summary: "List runs of a namespace by start time (oldest first), filtered, by pages",
+          body: listBody,
+        },
       },
     },
     async (request) => {
       const body = listBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      const page = await roles.runs.list(namespace, body.status, body.limit, body.cursor);
+      const page = await roles.runs.list({
+        namespace,
+        status: body.status,
+        definition: body.definition,
+        startedAfter: body.started_after,
+        startedBefore: body.started_before,
+        limit: body.limit,
+        after: body.cursor,
+      });
       return {
         runs: page.runs.map(runJson),
         next_cursor: page.next === undefined ? null : encodeCursor(page.next),
