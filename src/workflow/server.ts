@@ -42,6 +42,7 @@ import { RunEnds } from "./runs/ends.ts";
 import { type RunEngine, RunService } from "./runs/service.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
+import { UiAssets } from "./ui/assets.ts";
 
 export interface StartReport {
   readonly configFile: string;
@@ -336,6 +337,7 @@ export async function startServer(
         headersTimeoutMs: config.settings.http.headers_timeout_ms,
       },
       deployments: { service: deployments, enabled: deploymentsEnabled },
+      ui: await UiAssets.load(),
       ...(workflows === undefined ? {} : { workflows }),
       ...(matcher === undefined
         ? {}
