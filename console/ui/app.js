@@ -105,8 +105,10 @@ function View({ route }) {
 }
 
 let expired;
+const root = document.getElementById("app");
+// The page's static "Loading…" is not Preact's to diff: cleared once, before the first draw.
+root.replaceChildren();
 function draw() {
-  const root = document.getElementById("app");
   if (!token.get()) {
     render(html`<${SignIn} message=${expired} />`, root);
     return;
