@@ -1,5 +1,5 @@
 /**
- * `GET /ui` and `GET /ui/*`: the run console's page and its files, served from memory
+ * `GET /ui` and `GET /ui/…`: the run console's page and its files, served from memory
  * (assets.ts). They need no bearer: the page holds no data, and every call it makes goes
  * through the HTTP API with the bearer the user signed in with, under the same grants as any
  * client. Every answer forbids framing, sniffing and referrers, and the page may run only
