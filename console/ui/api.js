@@ -72,6 +72,32 @@ export const qs = (params) => {
   return q.toString();
 };
 
+/**
+ * Reads the page makes by itself (a child's status in a large tree) go through here: at most
+ * BACKGROUND_MAX at once, the rest queued, so a run with a thousand children neither floods
+ * the server nor takes the browser's few connections from the streams and the user's clicks.
+ */
+const BACKGROUND_MAX = 4;
+let running = 0;
+const waiting = [];
+export function background(task) {
+  return new Promise((resolve, reject) => {
+    waiting.push(() => task().then(resolve, reject));
+    pump();
+  });
+}
+function pump() {
+  while (running < BACKGROUND_MAX && waiting.length > 0) {
+    running++;
+    waiting
+      .shift()()
+      .finally(() => {
+        running--;
+        pump();
+      });
+  }
+}
+
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
     const t = setTimeout(resolve, ms);

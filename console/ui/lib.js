@@ -54,6 +54,23 @@ export function useLoad(load, deps) {
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/** `value`, changing at most once per `ms` (the latest value wins): bursts make one reload. */
+export function useThrottled(value, ms) {
+  const [shown, setShown] = useState(value);
+  const last = useRef(0);
+  useEffect(() => {
+    const timer = setTimeout(
+      () => {
+        last.current = Date.now();
+        setShown(value);
+      },
+      Math.max(0, last.current + ms - Date.now()),
+    );
+    return () => clearTimeout(timer);
+  }, [value]);
+  return shown;
+}
+
 export function ErrorBox({ error }) {
   if (!error) return null;
   const denied = error.code === "forbidden" || error.code === "deployments_disabled";

@@ -24,6 +24,7 @@ import {
   useLoad,
   useRef,
   useState,
+  useThrottled,
 } from "/ui/lib.js";
 import { liveDescendants, Timeline } from "/ui/timeline.js";
 
@@ -252,7 +253,8 @@ function Summary({ run, events }) {
 export function RunView({ route }) {
   const { ns, workflowId } = route;
   const history = useHistory(ns, workflowId);
-  const version = history.events.length;
+  // Reads that new events trigger (describe, attempts, children) run at most twice a second.
+  const version = useThrottled(history.events.length, 500);
   const describe = useLoad(
     () => post("/workflows/describe", { namespace: ns, workflow_id: workflowId }),
     [ns, workflowId, version, history.ended],

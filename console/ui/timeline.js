@@ -6,7 +6,7 @@
  * pure function of the events, so the view is the same whether they came by stream or read.
  */
 
-import { post } from "/ui/api.js";
+import { background, post } from "/ui/api.js";
 import {
   duration,
   html,
@@ -16,6 +16,7 @@ import {
   Status,
   short,
   time,
+  useEffect,
   useLoad,
   useState,
 } from "/ui/lib.js";
@@ -145,21 +146,55 @@ function Attempt({ t, span }) {
   </li>`;
 }
 
-function ChildNode({ ns, item, span, version }) {
+const LIVE = ["Running", "Paused"];
+
+/**
+ * A child's status: its ChildEnded when the parent recorded one; else, while the parent is
+ * live, the child is too (a parent waits for its children). Once the parent has ended (a
+ * cancel cascades to the children in later commits), or when the node is open, it is read,
+ * and read again each second a few times while it is still live.
+ */
+function useChildStatus(ns, item, parentEnded, open, version) {
+  const [status, setStatus] = useState(item.status);
+  useEffect(() => {
+    if (item.status !== undefined || (!parentEnded && !open)) {
+      setStatus(item.status);
+      return;
+    }
+    let live = true;
+    let timer = 0;
+    let tries = 0;
+    const read = () =>
+      background(() =>
+        post("/workflows/describe", { namespace: ns, workflow_id: item.runId }),
+      ).then(
+        (d) => {
+          if (!live) return;
+          setStatus(d.run.status);
+          if (parentEnded && LIVE.includes(d.run.status) && ++tries < 10)
+            timer = setTimeout(read, 1000);
+        },
+        () => {},
+      );
+    read();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [item.runId, item.status, parentEnded, open, version]);
+  return status;
+}
+
+function ChildNode({ ns, item, span, version, parentEnded }) {
   const [open, setOpen] = useState(false);
-  // Re-read when the parent's history moves (a cancel reaches the children after it).
-  const state = useLoad(
-    () => post("/workflows/describe", { namespace: ns, workflow_id: item.runId }),
-    [item.runId, version],
-  );
-  const status = item.status ?? state.data?.run.status;
-  return html`<li class="item child" data-child=${item.runId} data-status=${status ?? ""}>
+  const status = useChildStatus(ns, item, parentEnded, open, version);
+  return html`<li class="item child" data-child=${item.runId} data-status=${status ?? "live"}>
     <div class="head">
       <button type="button" class="toggle" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? "▾" : "▸"}</button>
       <span class="kind">child</span>
       <strong>${item.step}</strong> → ${item.workflow}
       ${link(runPath(ns, item.runId), short(item.runId), { class: "mono" })}
-      ${status ? html`<${Status} status=${status} />` : null}
+      ${status ? html`<${Status} status=${status} />` : html`<span class="badge status running">live</span>`}
       <span class="muted">${time(item.at)}</span>
     </div>
     <${Bar} span=${span} from=${item.at} to=${item.ended} outcome=${(status ?? "running").toLowerCase()} />
@@ -220,7 +255,7 @@ export function Timeline({ ns, events, version = events.length }) {
               <span class="muted">${time(item.at)}</span> <code>${JSON.stringify(item.payload)}</code></div>
           </li>`;
         case "child":
-          return html`<${ChildNode} ns=${ns} item=${item} span=${span} version=${version} />`;
+          return html`<${ChildNode} ns=${ns} item=${item} span=${span} version=${version} parentEnded=${ended} />`;
         default:
           return html`<${RunEvent} e=${item.event} />`;
       }
