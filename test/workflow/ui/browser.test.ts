@@ -80,14 +80,14 @@ describe("run console in Chromium", { skip }, () => {
     });
     const rendered = await page.locator(".vrow").count();
     assert.ok(rendered < 80, `${rendered} rows rendered for ${FILLER_RUNS + 2} runs`);
-    // Filter by definition: the run is found, and only runs of that definition are listed.
-    await page.locator('select[name="definition"]').selectOption("retrying");
+    // Filter by status (only the retried run has completed), then open it.
+    await page.locator('select[name="status"]').selectOption("Completed");
     await page.getByRole("button", { name: "Filter" }).click();
-    await page.waitForURL(/definition=retrying/);
+    await page.waitForURL(/status=Completed/);
     const row = page.locator(`.vrow[data-workflow-id="${retried}"]`);
     await row.waitFor();
     await until(
-      "only retrying runs listed",
+      "only the completed run listed",
       async () => (await page.locator(".vrow").count()) === 1,
     );
     await row.getByRole("link").click();
@@ -102,6 +102,19 @@ describe("run console in Chromium", { skip }, () => {
     assert.match((await page.locator("pre[data-output]").textContent()) ?? "", /"n": 42/);
     await page.locator('li[data-event="RunCompleted"]').waitFor();
     await page.screenshot({ path: join(shots, "ui-run.png"), fullPage: true });
+    // Filter by definition name: only the failed run, found among the waiting ones.
+    await page.goto(`${world.url}/ui/n/default/runs`);
+    const option = page.locator('select[name="definition"] option', { hasText: /^failing$/ });
+    await option.waitFor({ state: "attached" });
+    await page.locator('select[name="definition"]').selectOption("failing");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/definition=failing/);
+    await page.locator(`.vrow[data-workflow-id="${failed}"][data-status="Failed"]`).waitFor();
+    await until(
+      "only the failing run listed",
+      async () => (await page.locator(".vrow").count()) === 1,
+    );
+    assert.match((await page.locator(".vrow").textContent()) ?? "", /failing/);
     await page.context().close();
   });
 
