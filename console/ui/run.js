@@ -151,7 +151,7 @@ function SignalForm({ onChange }) {
     <label>Payload (JSON) <textarea class="short" name="payload" onInput=${(e) => onChange("payload", e.target.value)}>null</textarea></label>`;
 }
 
-function Controls({ ns, run, events }) {
+function Controls({ ns, run, events, onDone }) {
   const [ask, setAsk] = useState(null);
   const [result, setResult] = useState(null);
   const fields = useRef({ signal: "", payload: "null" });
@@ -181,6 +181,7 @@ function Controls({ ns, run, events }) {
       }
       const done = await post(`/workflows/${kind}`, body);
       setResult({ kind, done });
+      onDone();
     } catch (error) {
       setResult({ kind, error });
     }
@@ -262,7 +263,7 @@ export function RunView({ route }) {
   return html`<h1>Run <span class="mono">${workflowId}</span></h1>
     <${Loaded} state=${describe}>
       ${(d) => html`<${Summary} run=${d.run} events=${history.events} />
-        <${Controls} ns=${ns} run=${d.run} events=${history.events} />
+        <${Controls} ns=${ns} run=${d.run} events=${history.events} onDone=${describe.reload} />
         <${Pending} ns=${ns} pending=${d.pending_activities} total=${d.pending_total} />
         <${Attempts} ns=${ns} run=${d.run} version=${version} />`}
     <//>

@@ -203,6 +203,46 @@ describe("run console in Chromium", { skip }, () => {
     await page.context().close();
   });
 
+  test("signal, pause and resume a run, each confirmed first", async () => {
+    const id = await world.start("waiter");
+    const page = await open(`/ui/n/default/runs/${id}`);
+    await page.locator('[data-run-status="Running"]').waitFor();
+    await page.getByRole("button", { name: "Pause…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "pause" }).click();
+    await page.locator('[data-run-status="Paused"]').waitFor();
+    await page.locator('li[data-event="RunPaused"]').waitFor();
+    await page.getByRole("button", { name: "Resume…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "resume" }).click();
+    await page.locator('[data-run-status="Running"]').waitFor();
+    await page.getByRole("button", { name: "Signal…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Send a signal" });
+    await dialog.getByLabel("Signal name").fill("go");
+    await dialog.getByLabel("Payload (JSON)").fill('{"ok": true}');
+    await dialog.getByRole("button", { name: "Send signal" }).click();
+    await page.locator('li.signal[data-signal="go"]').waitFor();
+    await page.locator('[data-run-status="Completed"]').waitFor();
+    assert.match((await page.locator("pre[data-output]").textContent()) ?? "", /"ok": true/);
+    await page.context().close();
+  });
+
+  test("definitions with their versions; deployments with their process and log", async () => {
+    const page = await open("/ui/n/default/definitions");
+    const row = page.locator('tr[data-definition="retrying"]');
+    await row.getByRole("button", { name: "Versions" }).click();
+    const version = page.locator("ul.versions li").first();
+    await version.waitFor();
+    assert.match((await version.textContent()) ?? "", /latest/);
+    await version.locator("summary").click();
+    assert.match((await version.locator("pre").textContent()) ?? "", /"flaky"/);
+    await page.getByRole("link", { name: "deployments" }).click();
+    const deployment = page.locator('tr[data-deployment="echoes"]');
+    await deployment.locator(".badge.state.running").waitFor();
+    await deployment.getByRole("button", { name: "Log" }).click();
+    await page.locator(".logs pre.log, .logs .empty").first().waitFor();
+    assert.equal(await page.locator('.logs [role="alert"]').count(), 0);
+    await page.context().close();
+  });
+
   test("a namespace-scoped sign-in link sees its namespace only", async () => {
     const theirs = await world.start("waiter", {}, "other");
     const link = signInLink(["--namespace", "other", "--subject", "carol"]);

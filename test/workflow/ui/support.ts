@@ -50,9 +50,17 @@ export interface UiWorld {
 export async function uiWorld(): Promise<UiWorld> {
   const dir = await tempDir();
   const model = await startScriptedModel();
-  const configFile = await writeConfig(dir.path, '[namespaces]\ndefault = "default"');
+  const configFile = await writeConfig(
+    dir.path,
+    '[namespaces]\ndefault = "default"\n[deployments]\nenabled = true',
+  );
   const server = await startServe(configFile);
-  const token = await tokenFor(dir.path, { subject: "operator", namespaces: "*", worker: true });
+  const token = await tokenFor(dir.path, {
+    subject: "operator",
+    namespaces: "*",
+    worker: true,
+    deploy: true,
+  });
   const workers: ReturnType<typeof spawnWorker>[] = [];
   after(async () => {
     for (const w of workers) w.kill();
@@ -97,6 +105,25 @@ export async function uiWorld(): Promise<UiWorld> {
     },
   });
   workers.push(spawnWorker(["agent", agents, ...endpoint]));
+  // A deployment the server supervises, for the deployments view.
+  const echoes = await writeJson(dir.path, "echoes.json", {
+    name: "echoer",
+    task_queue: "echoes",
+    actions: { echo: { command: ["cat"] } },
+  });
+  const put = await call(server.url, "PUT", "/worker-deployments/echoes", {
+    token,
+    body: {
+      artifact: {
+        type: "builtin",
+        verb: ["worker", "exec", echoes, "--namespace", "default", ...endpoint],
+      },
+      namespaces: ["default"],
+      task_queue: "echoes",
+      desired: "running",
+    },
+  });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
   const start = async (name: string, input: unknown = {}, namespace = "default") => {
     const r = await api("/workflows/start", { name, input, namespace });
     assert.equal(r.status, 200, JSON.stringify(r.body));
