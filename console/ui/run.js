@@ -122,16 +122,43 @@ function Pending({ ns, pending, total }) {
     <//>`;
 }
 
-function Attempts({ ns, run, version }) {
+/**
+ * The run's live attempts. An attempt goes live (and ends) with no history event of its
+ * own, so while the run is live the list is read again, 1 s after each change of history
+ * and then less and less often (doubling to 15 s): a light read, never a storm.
+ */
+function useLiveAttempts(ns, run, version) {
   const live = run.status === "Running" || run.status === "Paused";
-  const state = useLoad(
-    () =>
-      live
-        ? post("/workflows/attempts", { namespace: ns, workflow_id: run.workflow_id })
-        : Promise.resolve({ attempts: [] }),
-    [run.workflow_id, live, version],
-  );
-  const attempts = state.data?.attempts ?? [];
+  const [attempts, setAttempts] = useState([]);
+  useEffect(() => {
+    if (!live) {
+      setAttempts([]);
+      return;
+    }
+    let stopped = false;
+    let timer = 0;
+    let wait = 1000;
+    const read = () =>
+      post("/workflows/attempts", { namespace: ns, workflow_id: run.workflow_id }).then(
+        (r) => {
+          if (stopped) return;
+          setAttempts(r.attempts);
+          timer = setTimeout(read, wait);
+          wait = Math.min(wait * 2, 15_000);
+        },
+        () => {},
+      );
+    read();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [run.workflow_id, live, version]);
+  return attempts;
+}
+
+function Attempts({ ns, run, version }) {
+  const attempts = useLiveAttempts(ns, run, version);
   if (attempts.length === 0) return null;
   return html`<h2>Live attempts</h2>
     <div class="panel"><table class="live-attempts">

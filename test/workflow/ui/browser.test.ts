@@ -200,6 +200,45 @@ describe("run console in Chromium", { skip }, () => {
     await page.screenshot({ path: join(shots, "ui-attempt.png"), fullPage: true });
     const run = await world.until(id, "completed", (d) => d.run.status === "Completed");
     assert.equal(run.run.output, "A skein is a loosely coiled length of yarn.");
+    // The attempt is over: a control now answers StaleTarget.
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await page
+      .locator('ul.outcomes li[data-outcome="StaleTarget"]', { hasText: "Pause" })
+      .waitFor();
+    await page.context().close();
+  });
+
+  test("an action without the capability answers CapabilityNotSupported; Cancel ends the attempt", async () => {
+    world.model.push({ tool_calls: [{ id: "call-2", name: "lookup", arguments: "{}" }] });
+    const id = await world.start("ask_limited", { q: "Look it up." });
+    const page = await open(`/ui/n/default/runs/${id}`);
+    await page.getByRole("link", { name: "Open transcript" }).click();
+    // Waiting for an approval it cannot get (RespondToApproval is not advertised): live.
+    await page.locator('ol.transcript li[data-type="approval"]', { hasText: "pending" }).waitFor();
+    await page.getByLabel("Message").fill("Hurry.");
+    await page.getByLabel("Priority").selectOption("Interrupt");
+    await page.getByRole("button", { name: "Inject" }).click();
+    await page
+      .locator('ul.outcomes li[data-outcome="CapabilityNotSupported"]', { hasText: "Interrupt" })
+      .waitFor();
+    await page.getByRole("button", { name: "Cancel attempt…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel attempt" }).click();
+    await page.locator('ul.outcomes li[data-outcome="Applied"]', { hasText: "Cancel" }).waitFor();
+    await page.locator('ol.transcript li[data-type="control"]', { hasText: "Cancel" }).waitFor();
+    const run = await world.until(id, "failed", (d) => d.run.status === "Failed");
+    assert.match(run.run.failure.message, /cancelled/);
+    await page.context().close();
+  });
+
+  test("a stuck run shows its pending activity and that no worker serves its queue", async () => {
+    const id = await world.start("stuck");
+    const page = await open(`/ui/n/default/runs/${id}`);
+    const pending = page.locator('table.pending tr[data-state="waiting"]');
+    await pending.waitFor();
+    assert.match((await pending.textContent()) ?? "", /nothing/);
+    await page.locator("table.workers", { hasText: "no worker connected" }).waitFor();
+    await world.api("/workflows/cancel", { workflow_id: id });
+    await page.locator('[data-run-status="Cancelled"]').waitFor();
     await page.context().close();
   });
 

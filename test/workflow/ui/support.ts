@@ -30,6 +30,8 @@ export const DEFINITIONS = [
   "name: tree\nsteps:\n  - { id: branch, child: { workflow: branch, input: input } }\n",
   "name: waiter\nsteps:\n  - { id: w, wait: { signal: go } }\n",
   "name: ask\ntask_queue: agents\nretry: { max_attempts: 1 }\nsteps:\n  - { id: a, call: { action: assistant, input: input.q } }\noutput: steps.a\n",
+  "name: ask_limited\ntask_queue: agents\nretry: { max_attempts: 1 }\nsteps:\n  - { id: a, call: { action: limited, input: input.q } }\noutput: steps.a\n",
+  "name: stuck\ntask_queue: nobody\nsteps:\n  - { id: s, call: { action: nothing } }\n",
 ];
 
 export interface UiWorld {
@@ -95,6 +97,8 @@ export async function uiWorld(): Promise<UiWorld> {
     task_queue: "agents",
     actions: {
       assistant: { agent: { base_url: model.url, model: "scripted", system: "Be brief." } },
+      // Advertises Cancel only: other interventions answer CapabilityNotSupported.
+      limited: { agent: { base_url: model.url, model: "scripted", capabilities: ["Cancel"] } },
       lookup: {
         description: "looks a word up",
         approval: "required",
