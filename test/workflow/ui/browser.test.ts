@@ -115,6 +115,12 @@ describe("run console in Chromium", { skip }, () => {
       async () => (await page.locator(".vrow").count()) === 1,
     );
     assert.match((await page.locator(".vrow").textContent()) ?? "", /failing/);
+    // Filter by start time (kept in the URL as RFC 3339): nothing starts in the far future.
+    const future = "2999-01-01T00:00:00.000Z";
+    await page.goto(`${world.url}/ui/n/default/runs?definition=failing&before=${future}`);
+    await page.locator(`.vrow[data-workflow-id="${failed}"]`).waitFor();
+    await page.goto(`${world.url}/ui/n/default/runs?after=${future}`);
+    await page.locator("p.empty", { hasText: "No runs." }).waitFor();
     await page.context().close();
   });
 
