@@ -111,7 +111,15 @@ export function Confirm({ title, children, confirm = "Confirm", danger, onConfir
   </dialog>`;
 }
 
-export const short = (id) => (typeof id === "string" ? id.slice(0, 8) : String(id));
+/** A definition version (`sha256:…`) as its first 12 hex digits. */
+export const digest = (version) =>
+  String(version)
+    .replace(/^sha256:/, "")
+    .slice(0, 12);
+
+/** A UUID shortened for a table: v7 ids share their leading (time) digits, so both ends. */
+export const short = (id) =>
+  typeof id === "string" && id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : String(id);
 
 export function time(value) {
   if (value === null || value === undefined) return "—";

@@ -6,6 +6,7 @@
 
 import { get, qs } from "/ui/api.js";
 import {
+  digest,
   ErrorBox,
   enc,
   html,
@@ -13,7 +14,6 @@ import {
   Loaded,
   link,
   nsPath,
-  short,
   time,
   useLoad,
   useState,
@@ -50,7 +50,7 @@ function Versions({ ns, name }) {
           (v) => html`<li data-version=${v.version}>
             <details>
               <summary>
-                <span class="mono">${short(v.version.replace(/^sha256:/, ""))}</span>
+                <span class="mono">${digest(v.version)}</span>
                 ${v.latest ? html` <span class="badge added">latest</span>` : null}
                 <span class="muted"> ${time(v.registered_at)} by ${v.registered_by}</span>
               </summary>
@@ -74,7 +74,7 @@ export function Definitions({ route }) {
           ${data.definitions.map(
             (d) => html`<tr data-definition=${d.name}>
                 <td>${link(`${nsPath(ns)}/runs?${qs({ definition: d.name })}`, d.name)}</td>
-                <td class="mono">${short(d.version.replace(/^sha256:/, ""))}</td>
+                <td class="mono">${digest(d.version)}</td>
                 <td>${d.versions}</td>
                 <td>${time(d.registered_at)} <span class="muted">by ${d.registered_by}</span></td>
                 <td><button type="button" onClick=${() => setOpen(open === d.name ? null : d.name)}>

@@ -10,6 +10,7 @@ import { follow, post, sleep } from "/ui/api.js";
 import {
   attemptPath,
   Confirm,
+  digest,
   duration,
   ErrorBox,
   html,
@@ -266,7 +267,7 @@ function Summary({ run, events }) {
   const end = run.ended_at ? Date.parse(run.ended_at) : Date.now();
   return html`<div class="panel summary-grid">
     <div><span class="muted">status</span> <span data-run-status=${run.status}><${Status} status=${run.status} /></span></div>
-    <div><span class="muted">definition</span> ${run.definition_name ?? ""} <span class="mono muted">${short(run.definition_version.replace(/^sha256:/, ""))}</span></div>
+    <div><span class="muted">definition</span> ${run.definition_name ?? ""} <span class="mono muted">${digest(run.definition_version)}</span></div>
     <div><span class="muted">started</span> ${time(run.started_at)}</div>
     <div><span class="muted">${run.ended_at ? "ended" : "running for"}</span> ${run.ended_at ? time(run.ended_at) : ""} (${duration(end - Date.parse(run.started_at))})</div>
     ${started?.parent_run_id ? html`<div><span class="muted">parent</span> ${link(runPath(run.namespace, started.parent_run_id), short(started.parent_run_id), { class: "mono" })}</div>` : null}

@@ -7,6 +7,7 @@
 
 import { get, post, qs } from "/ui/api.js";
 import {
+  digest,
   duration,
   ErrorBox,
   go,
@@ -88,7 +89,7 @@ function Row({ ns, run, top }) {
   return html`<div class="vrow" role="row" style=${{ transform: `translateY(${top}px)` }}
       data-workflow-id=${run.workflow_id} data-status=${run.status}>
     <span class="mono">${link(runPath(ns, run.workflow_id), short(run.workflow_id), { title: run.workflow_id })}</span>
-    <span>${run.definition_name ?? short(run.definition_version)}</span>
+    <span>${run.definition_name ?? digest(run.definition_version)}</span>
     <span><${Status} status=${run.status} /></span>
     <span class="mono">${time(run.started_at)}</span>
     <span>${duration(ended - Date.parse(run.started_at))}</span>

@@ -166,6 +166,7 @@ describe("run console in Chromium", { skip }, () => {
     );
     const d = await world.api("/workflows/describe", { workflow_id: leaf });
     assert.equal(d.body.run.status, "Cancelled");
+    await page.screenshot({ path: join(shots, "ui-tree.png"), fullPage: true });
     await page.context().close();
   });
 
