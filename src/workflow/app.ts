@@ -16,6 +16,7 @@ import type { DeploymentService } from "./deployments/service.ts";
 import { type AdminRoles, adminRoutes } from "./http/admin.ts";
 import { agentRoutes, type GrpcAttempt } from "./http/agents.ts";
 import { installAuth } from "./http/auth.ts";
+import { definitionVersionRoutes } from "./http/definition-versions.ts";
 import { deploymentRoutes } from "./http/deployments.ts";
 import { installEdge, type ListenerLimits, listenerOptions } from "./http/edge.ts";
 import { installErrorHandling } from "./http/errors.ts";
@@ -90,6 +91,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
       ...roles.workflows,
       ...(roles.queues === undefined ? {} : { queues: roles.queues }),
     });
+    definitionVersionRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
     if (roles.queues !== undefined) taskQueueRoutes(app, roles.namespaces, roles.queues);
     if (roles.agents !== undefined) {
       agentRoutes(app, {

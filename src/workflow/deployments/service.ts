@@ -85,6 +85,11 @@ export class DeploymentService {
     return this.#o.nodeId;
   }
 
+  /** This node's data directory (where the deployments' logs are). */
+  get dataDir(): string {
+    return this.#o.dataDir;
+  }
+
   async put(
     name: string,
     body: DeploymentBody,

@@ -8,8 +8,16 @@
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { decodeOrThrow } from "../../common/decode/index.ts";
+import {
+  decodeOrThrow,
+  map,
+  object,
+  refine,
+  string,
+  withDefault,
+} from "../../common/decode/index.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
+import { tailLines } from "../deployments/log-tail.ts";
 import {
   deploymentBody,
   deploymentJson,
@@ -17,7 +25,12 @@ import {
   desiredStateBody,
   type Undecodable,
 } from "../deployments/record.ts";
-import type { DeploymentService, ManagedWorker, Scope } from "../deployments/service.ts";
+import {
+  type DeploymentService,
+  logFileOf,
+  type ManagedWorker,
+  type Scope,
+} from "../deployments/service.ts";
 import { workflowError } from "../errors.ts";
 import type { ProcessStatus } from "../supervisor/supervisor.ts";
 import { forbidden, principalOf } from "./auth.ts";
@@ -73,6 +86,16 @@ function managedJson(m: ManagedWorker) {
   };
 }
 
+/** `?lines=N`: how many of the log's last lines (1..1000, default 200). */
+const logsQuery = object({
+  lines: withDefault(
+    refine(map(string({ pattern: /^[0-9]{1,7}$/, expected: "line count 1..1000" }), Number), (n) =>
+      n >= 1 && n <= 1000 ? undefined : "must be between 1 and 1000",
+    ),
+    200,
+  ),
+});
+
 function undecodableJson(u: Undecodable) {
   return { name: u.name, reason: u.reason };
 }
@@ -123,6 +146,27 @@ export function deploymentRoutes(
     async (request) => {
       const scope = guard(request);
       return { deployment: deploymentJson(await service.get(nameOf(request), scope)) };
+    },
+  );
+
+  app.get(
+    "/worker-deployments/:name/logs",
+    {
+      config: {
+        api: { summary: "The last lines of a deployment's worker log on this node (?lines=N)" },
+      },
+    },
+    async (request) => {
+      const scope = guard(request);
+      const name = nameOf(request);
+      const { lines } = logsQuery.run(request.query, undefined);
+      // Read as GET of the record is: absent or outside the bearer's namespaces is a 404.
+      await service.get(name, scope);
+      return {
+        name,
+        node_id: service.nodeId,
+        lines: await tailLines(logFileOf(service.dataDir, name), lines),
+      };
     },
   );
 

@@ -19,30 +19,30 @@ import {
   object,
   oneOf,
   optional,
-  parseJson,
+  refine,
   string,
   withDefault,
 } from "../../common/decode/index.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
-import type { HistoryEvent } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
-import type { RunPosition, RunRecord } from "../persistence/workflows.ts";
+import type { RunPosition } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";
 import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
-import { PENDING_LISTED_MAX, type PendingActivity } from "../runs/pending.ts";
-import type { ControlDone, RunService } from "../runs/service.ts";
+import { PENDING_LISTED_MAX } from "../runs/pending.ts";
+import type { RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
-import { queueWorkers, type TaskQueueReader } from "./task-queues.ts";
+import { controlJson, eventJson, pendingJson, runJson } from "./run-json.ts";
+import type { TaskQueueReader } from "./task-queues.ts";
 
 /** Bounds of one `list` page. */
 export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuid = () =>
+export const uuid = () =>
   string({
     pattern: UUID,
     patternReason: "must be a UUID string",
@@ -117,46 +117,37 @@ const cursor: Decoder<RunPosition> = {
   },
 };
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** An RFC 3339 time (`2026-05-01T12:00:00Z`, an offset or fraction allowed), as ms. */
+const rfc3339: Decoder<number> = map(
+  refine(
+    string({
+      pattern: RFC3339,
+      patternReason: "must be an RFC 3339 time such as 2026-05-01T12:00:00Z",
+      expected: "RFC 3339 time",
+      format: "date-time",
+    }),
+    (text) => (Number.isNaN(Date.parse(text)) ? "is not a valid calendar time" : undefined),
+  ),
+  (text) => Date.parse(text),
+);
+
 const listBody = object({
   namespace: optional(namespaceName()),
   status: optional(oneOf(["Running", "Paused", "Completed", "Failed", "Cancelled"])),
+  /** A definition name: runs started from any of its versions. */
+  definition: optional(string({ minBytes: 1, expected: "definition name" })),
+  /** Runs started at or after this time. */
+  started_after: optional(rfc3339),
+  /** Runs started before this time. */
+  started_before: optional(rfc3339),
   limit: withDefault(integer("u32", { min: 1, max: LIST_LIMIT_MAX }), LIST_LIMIT_DEFAULT),
   cursor: optional(cursor),
 });
 
 function encodeCursor(position: RunPosition): string {
   return Buffer.from(JSON.stringify([position.startedAt, position.runId])).toString("base64url");
-}
-
-/**
- * Stored JSON text as a value for the reply: parsed losslessly, so the reply serializer
- * writes numbers back exactly as stored (`JSON.rawJSON` takes primitives only).
- */
-const rawJSON = (text: string): unknown => parseJson(text);
-
-export function runJson(run: RunRecord) {
-  return {
-    namespace: run.namespace,
-    workflow_id: run.workflowId,
-    run_id: run.runId,
-    definition_version: run.definitionVersion,
-    status: run.status,
-    started_at: new Date(run.startedAt).toISOString(),
-    updated_at: new Date(run.updatedAt).toISOString(),
-    ended_at: run.endedAt === null ? null : new Date(run.endedAt).toISOString(),
-    output: run.outputJson === null ? null : rawJSON(run.outputJson),
-    failure: run.failure,
-  };
-}
-
-/** An event as stored, with each `*_json` text field written as the JSON value it holds. */
-export function eventJson(event: HistoryEvent): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(event)) {
-    if (key.endsWith("_json") && typeof value === "string") out[key.slice(0, -5)] = rawJSON(value);
-    else out[key] = value;
-  }
-  return out;
 }
 
 export interface WorkflowRoles {
@@ -168,8 +159,8 @@ export interface WorkflowRoles {
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
-function grantedNamespace(
-  roles: WorkflowRoles,
+export function grantedNamespace(
+  roles: Pick<WorkflowRoles, "namespaces">,
   request: FastifyRequest,
   named: string | undefined,
 ): string {
@@ -305,7 +296,15 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = listBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      const page = await roles.runs.list(namespace, body.status, body.limit, body.cursor);
+      const page = await roles.runs.list({
+        namespace,
+        status: body.status,
+        definition: body.definition,
+        startedAfter: body.started_after,
+        startedBefore: body.started_before,
+        limit: body.limit,
+        after: body.cursor,
+      });
       return {
         runs: page.runs.map(runJson),
         next_cursor: page.next === undefined ? null : encodeCursor(page.next),
@@ -358,63 +357,4 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       return controlJson(done);
     },
   );
-}
-
-/**
- * Pending activities as describe shows them: `state` is `running` (a worker holds the
- * attempt), `backing_off` (a retry waiting for `next_retry_at`) or `waiting` (offered, no
- * worker has it); `workers_serving` counts the connected workers of its queue that serve
- * its action: 0 is the usual answer to "why is my run stuck?".
- */
-function pendingJson(
-  run: RunRecord,
-  pending: readonly PendingActivity[],
-  queues: TaskQueueReader | undefined,
-) {
-  const now = Date.now();
-  const held = new Set(
-    (queues?.liveAttempts(run.runId) ?? []).map((a) => `${a.ref.activity_id}/${a.ref.attempt}`),
-  );
-  return pending.map((p) => {
-    const serving =
-      queues === undefined
-        ? []
-        : queueWorkers(queues, run.namespace, p.taskQueue).filter((w) =>
-            w.actions.some((a) => a.action === p.action),
-          );
-    const state = held.has(`${p.activityId}/${p.attempt}`)
-      ? "running"
-      : p.dispatchAt > now
-        ? "backing_off"
-        : "waiting";
-    return {
-      activity_id: p.activityId,
-      step_id: p.stepId,
-      action: p.action,
-      task_queue: p.taskQueue,
-      attempt: p.attempt,
-      state,
-      scheduled_at: new Date(p.scheduledAt).toISOString(),
-      next_retry_at: p.dispatchAt > now ? new Date(p.dispatchAt).toISOString() : null,
-      last_failure:
-        p.lastFailure === undefined
-          ? null
-          : {
-              attempt: p.lastFailure.attempt,
-              at: new Date(p.lastFailure.at).toISOString(),
-              code: p.lastFailure.code,
-              message: p.lastFailure.message,
-            },
-      workers_serving: serving.length,
-    };
-  });
-}
-
-function controlJson(done: ControlDone) {
-  return {
-    workflow_id: done.workflowId,
-    run_id: done.runId,
-    applied: done.applied,
-    status: done.status,
-  };
 }

@@ -28,6 +28,14 @@ export function toDefinitionRecord(row: DefinitionRow): DefinitionRecord {
   };
 }
 
+/** Every version of a name, the latest registered (highest `seq`) first. */
+export function versionsSql(ns: string, name: string): string {
+  return (
+    `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ${ns} ` +
+    `AND name = ${name} ORDER BY seq DESC`
+  );
+}
+
 /**
  * Each name's latest version (highest `seq`) with its version count, in one namespace. The
  * namespace is parameter `ns` (`?` on SQLite, `$1` on PostgreSQL), used twice.

@@ -7,13 +7,14 @@
 
 import { type HistoryEvent, historyEvent, type RunStatus } from "../engine/history.ts";
 import type { OutboxRow, OutboxState } from "../engine/store.ts";
-import type { RunPage, RunRecord } from "./workflows.ts";
+import type { RunPage, RunQuery, RunRecord } from "./workflows.ts";
 
 export interface RunRow {
   namespace: string;
   workflow_id: string;
   run_id: string;
   definition_version: string;
+  definition_name: string | null;
   status: string;
   started_at: number | string;
   updated_at: number | string;
@@ -23,9 +24,48 @@ export interface RunRow {
   failure_message: string | null;
 }
 
+/**
+ * A run's columns, with its definition's name looked up by the definitions' primary key
+ * (namespace, version): a version is one document, so it has exactly one name.
+ */
 export const RUN_COLUMNS =
   "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
-  "ended_at, output_json, failure_code, failure_message";
+  "ended_at, output_json, failure_code, failure_message, " +
+  "(SELECT d.name FROM workflow_definitions d WHERE d.namespace = workflow_runs.namespace " +
+  "AND d.version = workflow_runs.definition_version) AS definition_name";
+
+/**
+ * A list page's statement and parameters for either dialect (`?` on SQLite, `$n` on
+ * PostgreSQL): only the filters given become conditions, so each shape keeps a plan that
+ * walks the (namespace[, status], started_at, run_id) index; one row more than the limit
+ * says whether another page follows.
+ */
+export function listRunsSql(query: RunQuery, dialect: "sqlite" | "postgres") {
+  const params: (string | number)[] = [];
+  const p = (value: string | number) => {
+    params.push(value);
+    return dialect === "sqlite" ? "?" : `$${params.length}`;
+  };
+  let where = `namespace = ${p(query.namespace)}`;
+  if (query.status !== undefined) where += ` AND status = ${p(query.status)}`;
+  if (query.definition !== undefined) {
+    where +=
+      " AND definition_version IN (SELECT version FROM workflow_definitions " +
+      `WHERE namespace = ${p(query.namespace)} AND name = ${p(query.definition)})`;
+  }
+  if (query.startedAfter !== undefined) where += ` AND started_at >= ${p(query.startedAfter)}`;
+  if (query.startedBefore !== undefined) where += ` AND started_at < ${p(query.startedBefore)}`;
+  const after = query.after ?? { startedAt: -1, runId: "" };
+  where +=
+    dialect === "sqlite"
+      ? ` AND (started_at > ${p(after.startedAt)} OR (started_at = ${p(after.startedAt)} ` +
+        `AND run_id > ${p(after.runId)}))`
+      : ` AND (started_at, run_id) > (${p(after.startedAt)}::bigint, ${p(after.runId)}::text)`;
+  const sql =
+    `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE ${where} ` +
+    `ORDER BY started_at, run_id LIMIT ${p(query.limit + 1)}`;
+  return { sql, params };
+}
 
 export function toRunRecord(row: RunRow): RunRecord {
   return {
@@ -33,6 +73,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     workflowId: row.workflow_id,
     runId: row.run_id,
     definitionVersion: row.definition_version,
+    definitionName: row.definition_name ?? "",
     status: row.status as RunStatus,
     startedAt: Number(row.started_at),
     updatedAt: Number(row.updated_at),

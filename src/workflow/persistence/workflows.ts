@@ -41,6 +41,8 @@ export interface DefinitionStore {
   latest(namespace: string, name: string): Promise<DefinitionRecord | undefined>;
   /** Each name of the namespace with its latest version, ordered by name. */
   list(namespace: string): Promise<DefinitionSummary[]>;
+  /** Every version of `name`, the latest registered first (empty when the name is unknown). */
+  versions(namespace: string, name: string): Promise<DefinitionRecord[]>;
 }
 
 /** A definition name as listed: its latest version and how many versions it has. */
@@ -58,6 +60,8 @@ export interface RunRecord {
   readonly workflowId: string;
   readonly runId: string;
   readonly definitionVersion: string;
+  /** The registered name of the definition version ("" if the version is not registered). */
+  readonly definitionName: string;
   readonly status: RunStatus;
   readonly startedAt: number;
   readonly updatedAt: number;
@@ -71,6 +75,12 @@ export interface RunRecord {
 export interface RunQuery {
   readonly namespace: string;
   readonly status: RunStatus | undefined;
+  /** Runs started from any version of this definition name. */
+  readonly definition?: string | undefined;
+  /** Runs with `startedAt >= startedAfter` (ms). */
+  readonly startedAfter?: number | undefined;
+  /** Runs with `startedAt < startedBefore` (ms). */
+  readonly startedBefore?: number | undefined;
   readonly limit: number;
   /** Continue after this position (from a previous page's `next`). */
   readonly after: RunPosition | undefined;

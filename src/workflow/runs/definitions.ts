@@ -111,4 +111,16 @@ export class DefinitionRegistry {
   list(namespace: string): Promise<DefinitionSummary[]> {
     return this.#store.list(namespace);
   }
+
+  /** Every version of `name`, the latest registered first; `definition_not_found` when none. */
+  async versions(namespace: string, name: string): Promise<DefinitionRecord[]> {
+    const records = await this.#store.versions(namespace, name);
+    if (records.length === 0) {
+      throw workflowError(
+        "definition_not_found",
+        `no definition named ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`,
+      );
+    }
+    return records;
+  }
 }

@@ -11,7 +11,7 @@ import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
-import type { RunPage, RunPosition, RunRecord, RunStore } from "../persistence/workflows.ts";
+import type { RunPage, RunQuery, RunRecord, RunStore } from "../persistence/workflows.ts";
 import { RunEnds } from "./ends.ts";
 import { type PendingActivity, pendingActivities } from "./pending.ts";
 
@@ -146,13 +146,9 @@ export class RunService {
     return { workflowId, runId: run.runId, applied: result.applied, status };
   }
 
-  list(
-    namespace: string,
-    status: RunStatus | undefined,
-    limit: number,
-    after: RunPosition | undefined,
-  ): Promise<RunPage> {
-    return this.#runs.list({ namespace, status, limit, after });
+  /** A page of a namespace's runs, filtered (status, definition name, start time). */
+  list(query: RunQuery): Promise<RunPage> {
+    return this.#runs.list(query);
   }
 
   /** The unfinished activities of a live run, from its durable history (runs/pending.ts). */

@@ -59,6 +59,37 @@ export function workflowPersistenceConformance(
       ]);
       assert.deepEqual(await definitions.list("other"), []);
     });
+
+    test("versions: every version of a name, the latest registered first", async () => {
+      const { definitions } = await make();
+      const base = { namespace: "v", name: "d", registeredBy: "t" };
+      const V3 = `sha256:${"03".repeat(32)}`;
+      await definitions.register({ ...base, version: V1, canonical: "{1}", registeredAt: 1 });
+      await definitions.register({ ...base, version: V2, canonical: "{2}", registeredAt: 2 });
+      await definitions.register({
+        ...base,
+        name: "other",
+        version: V3,
+        canonical: "{3}",
+        registeredAt: 3,
+      });
+      const versions = await definitions.versions("v", "d");
+      assert.deepEqual(
+        versions.map((r) => [r.version, r.canonical, r.registeredAt, r.registeredBy]),
+        [
+          [V2, "{2}", 2, "t"],
+          [V1, "{1}", 1, "t"],
+        ],
+      );
+      // Registering an old version again makes it the latest: it moves to the front.
+      await definitions.register({ ...base, version: V1, canonical: "{1}", registeredAt: 4 });
+      assert.deepEqual(
+        (await definitions.versions("v", "d")).map((r) => r.version),
+        [V1, V2],
+      );
+      assert.deepEqual(await definitions.versions("v", "nope"), []);
+      assert.deepEqual(await definitions.versions("elsewhere", "d"), []);
+    });
   });
 
   describe(`runs: ${name}`, () => {
@@ -152,6 +183,100 @@ export function workflowPersistenceConformance(
           .length,
         0,
       );
+    });
+
+    test("list filters by definition name and start time, with status, through pages", async () => {
+      const { runs, definitions } = await make();
+      const V3 = `sha256:${"03".repeat(32)}`;
+      const reg = { namespace: "f", canonical: "{}", registeredBy: "t", registeredAt: 1 };
+      await definitions.register({ ...reg, name: "alpha", version: V1 });
+      await definitions.register({ ...reg, name: "alpha", version: V2 });
+      await definitions.register({ ...reg, name: "beta", version: V3 });
+      // The same versions in another namespace under another name: never matched from "f".
+      await definitions.register({ ...reg, namespace: "g", name: "gamma", version: V1 });
+      const versions = [V1, V2, V3];
+      // r0..r8 start at 100..108; definitions cycle V1, V2, V3 (alpha, alpha, beta).
+      const batch = Array.from({ length: 9 }, (_, i) => ({
+        runId: `r${i}`,
+        workflowId: `w${i}`,
+        namespace: "f",
+        definitionVersion: versions[i % 3]!,
+        events: [started(100 + i, `w${i}`)],
+        status: "Running" as const,
+      }));
+      await runs.commit([
+        ...batch,
+        {
+          ...batch[0]!,
+          runId: "g0",
+          workflowId: "g0",
+          namespace: "g",
+          events: [started(100, "g0")],
+        },
+      ]);
+      await runs.commit([
+        {
+          ...batch[4]!,
+          events: [{ type: "RunCompleted", at: 200, output_json: "1" }],
+          status: "Completed",
+        },
+      ]);
+      const all = async (query: Partial<Parameters<typeof runs.list>[0]>, limit = 2) => {
+        const seen: string[] = [];
+        let after: { startedAt: number; runId: string } | undefined;
+        for (let pages = 0; ; pages++) {
+          assert.ok(pages < 20);
+          const page = await runs.list({
+            namespace: "f",
+            status: undefined,
+            ...query,
+            limit,
+            after,
+          });
+          seen.push(...page.runs.map((r) => r.runId));
+          if (page.next === undefined) return seen;
+          after = page.next;
+        }
+      };
+      assert.deepEqual(await all({ definition: "alpha" }), ["r0", "r1", "r3", "r4", "r6", "r7"]);
+      assert.deepEqual(await all({ definition: "beta" }), ["r2", "r5", "r8"]);
+      assert.deepEqual(await all({ definition: "gamma" }), []);
+      assert.deepEqual(await all({ definition: "nope" }), []);
+      // started_after is inclusive, started_before exclusive.
+      assert.deepEqual(await all({ startedAfter: 103, startedBefore: 106 }), ["r3", "r4", "r5"]);
+      assert.deepEqual(await all({ startedAfter: 107 }), ["r7", "r8"]);
+      assert.deepEqual(await all({ startedBefore: 101 }), ["r0"]);
+      assert.deepEqual(
+        await all({ definition: "alpha", startedAfter: 101, startedBefore: 108 }, 1),
+        ["r1", "r3", "r4", "r6", "r7"],
+      );
+      assert.deepEqual(await all({ definition: "alpha", status: "Running" }), [
+        "r0",
+        "r1",
+        "r3",
+        "r6",
+        "r7",
+      ]);
+      assert.deepEqual(await all({ definition: "alpha", status: "Completed", startedAfter: 104 }), [
+        "r4",
+      ]);
+      // Every record carries its definition's registered name.
+      const page = await runs.list({
+        namespace: "f",
+        status: undefined,
+        limit: 3,
+        after: undefined,
+      });
+      assert.deepEqual(
+        page.runs.map((r) => [r.runId, r.definitionName]),
+        [
+          ["r0", "alpha"],
+          ["r1", "alpha"],
+          ["r2", "beta"],
+        ],
+      );
+      assert.equal((await runs.byWorkflowId("g", "g0"))?.definitionName, "gamma");
+      assert.equal((await runs.byWorkflowId("f", "w5"))?.definitionName, "beta");
     });
   });
 }

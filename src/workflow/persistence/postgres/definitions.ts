@@ -12,6 +12,7 @@ import {
   listDefinitionsSql,
   toDefinitionRecord,
   toDefinitionSummary,
+  versionsSql,
 } from "../definition-rows.ts";
 import type {
   DefinitionRecord,
@@ -96,5 +97,13 @@ export class PostgresDefinitionStore implements DefinitionStore {
       namespace,
     ]);
     return rows.map(toDefinitionSummary);
+  }
+
+  async versions(namespace: string, name: string): Promise<DefinitionRecord[]> {
+    const { rows } = await this.#pool.query<DefinitionRow>(versionsSql("$1", "$2"), [
+      namespace,
+      name,
+    ]);
+    return rows.map(toDefinitionRecord);
   }
 }

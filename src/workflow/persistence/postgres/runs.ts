@@ -20,6 +20,7 @@ import {
   decodeStoredEvent,
   endOf,
   isLive,
+  listRunsSql,
   OPEN_OUTBOX_SQL,
   type OutboxTableRow,
   RUN_COLUMNS,
@@ -255,24 +256,10 @@ export class PostgresRunStore implements RunStore {
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    const after = query.after ?? { startedAt: -1, runId: "" };
-    const position = [after.startedAt, after.runId, query.limit + 1];
-    // Two statements rather than `($2 IS NULL OR status = $2)`, which a generic plan cannot
-    // answer from the (namespace, status, started_at, run_id) index.
-    const { rows } =
-      query.status === undefined
-        ? await this.#pool.query<RunRow>(
-            `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = $1
-               AND (started_at, run_id) > ($2::bigint, $3::text)
-             ORDER BY started_at, run_id LIMIT $4`,
-            [query.namespace, ...position],
-          )
-        : await this.#pool.query<RunRow>(
-            `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = $1 AND status = $2
-               AND (started_at, run_id) > ($3::bigint, $4::text)
-             ORDER BY started_at, run_id LIMIT $5`,
-            [query.namespace, query.status, ...position],
-          );
+    // Only the filters given become conditions: `($2 IS NULL OR status = $2)` would leave a
+    // generic plan unable to use the (namespace, status, started_at, run_id) index.
+    const { sql, params } = listRunsSql(query, "postgres");
+    const { rows } = await this.#pool.query<RunRow>(sql, params);
     return runPage(rows, query.limit);
   }
 

@@ -12,6 +12,7 @@ import {
   listDefinitionsSql,
   toDefinitionRecord,
   toDefinitionSummary,
+  versionsSql,
 } from "../definition-rows.ts";
 import type {
   DefinitionRecord,
@@ -29,6 +30,7 @@ export class SqliteDefinitionStore implements DefinitionStore {
   readonly #latest: StatementSync;
   readonly #nextSeq: StatementSync;
   readonly #list: StatementSync;
+  readonly #versions: StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -50,6 +52,7 @@ export class SqliteDefinitionStore implements DefinitionStore {
         "ORDER BY seq DESC LIMIT 1",
     );
     this.#list = db.prepare(listDefinitionsSql("?", "?"));
+    this.#versions = db.prepare(versionsSql("?", "?"));
   }
 
   async register(input: NewDefinition): Promise<{ record: DefinitionRecord; created: boolean }> {
@@ -84,6 +87,12 @@ export class SqliteDefinitionStore implements DefinitionStore {
   async list(namespace: string): Promise<DefinitionSummary[]> {
     return (this.#list.all(namespace, namespace) as unknown as DefinitionSummaryRow[]).map(
       toDefinitionSummary,
+    );
+  }
+
+  async versions(namespace: string, name: string): Promise<DefinitionRecord[]> {
+    return (this.#versions.all(namespace, name) as unknown as DefinitionRow[]).map(
+      toDefinitionRecord,
     );
   }
 }

@@ -15,6 +15,7 @@ import {
   decodeStoredEvent,
   endOf,
   isLive,
+  listRunsSql,
   OPEN_OUTBOX_SQL,
   type OutboxTableRow,
   RUN_COLUMNS,
@@ -25,16 +26,6 @@ import {
 } from "../run-rows.ts";
 import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import { transaction } from "./database.ts";
-
-const AFTER = "AND (started_at > ? OR (started_at = ? AND run_id > ?))";
-/** A page of a namespace's runs, by start time. */
-export const PAGE_SQL =
-  `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? ${AFTER} ` +
-  "ORDER BY started_at, run_id LIMIT ?";
-/** A page of a namespace's runs of one status (index workflow_runs_by_status). */
-export const PAGE_BY_STATUS_SQL =
-  `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND status = ? ${AFTER} ` +
-  "ORDER BY started_at, run_id LIMIT ?";
 
 export class SqliteRunStore implements RunStore {
   readonly #db: DatabaseSync;
@@ -48,8 +39,8 @@ export class SqliteRunStore implements RunStore {
   readonly #events: StatementSync;
   readonly #byWorkflowId: StatementSync;
   readonly #exists: StatementSync;
-  readonly #page: StatementSync;
-  readonly #pageByStatus: StatementSync;
+  /** List statements by their SQL text: one per combination of filters, prepared once. */
+  readonly #pages = new Map<string, StatementSync>();
   readonly #writeOutbox: StatementSync;
   readonly #openOutbox: StatementSync;
 
@@ -85,8 +76,6 @@ export class SqliteRunStore implements RunStore {
       `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
     );
     this.#exists = db.prepare("SELECT 1 AS one FROM workflow_runs WHERE run_id = ?");
-    this.#page = db.prepare(PAGE_SQL);
-    this.#pageByStatus = db.prepare(PAGE_BY_STATUS_SQL);
   }
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
@@ -181,18 +170,13 @@ export class SqliteRunStore implements RunStore {
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    const after = query.after ?? { startedAt: -1, runId: "" };
-    const position = [after.startedAt, after.startedAt, after.runId] as const;
-    // One row more than asked says whether another page follows.
-    const rows = (query.status === undefined
-      ? this.#page.all(query.namespace, ...position, query.limit + 1)
-      : this.#pageByStatus.all(
-          query.namespace,
-          query.status,
-          ...position,
-          query.limit + 1,
-        )) as unknown as RunRow[];
-    return runPage(rows, query.limit);
+    const { sql, params } = listRunsSql(query, "sqlite");
+    let statement = this.#pages.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#pages.set(sql, statement);
+    }
+    return runPage(statement.all(...params) as unknown as RunRow[], query.limit);
   }
 
   async history(runId: string): Promise<HistoryEvent[] | undefined> {

@@ -44,10 +44,13 @@ const METHODS = {
     true
   >,
   transcripts: { append: true, list: true } satisfies Record<keyof TranscriptStore, true>,
-  definitions: { register: true, get: true, latest: true, list: true } satisfies Record<
-    keyof DefinitionStore,
-    true
-  >,
+  definitions: {
+    register: true,
+    get: true,
+    latest: true,
+    list: true,
+    versions: true,
+  } satisfies Record<keyof DefinitionStore, true>,
   runs: {
     commit: true,
     loadRunning: true,

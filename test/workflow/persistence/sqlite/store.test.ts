@@ -5,12 +5,12 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
+import { listRunsSql } from "../../../../src/workflow/persistence/run-rows.ts";
 import {
   LATEST_SCHEMA_VERSION,
   MIGRATIONS,
   migrate,
 } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
-import { PAGE_BY_STATUS_SQL } from "../../../../src/workflow/persistence/sqlite/runs.ts";
 import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite/store.ts";
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
 import { databaseFromTheFuture } from "../../../support/sqlite-schema.ts";
@@ -101,14 +101,32 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     const file = await fresh();
     await SqliteWorkflowStore.open(file).close();
     const db = new DatabaseSync(file);
-    const plan = db
-      .prepare(`EXPLAIN QUERY PLAN ${PAGE_BY_STATUS_SQL}`)
-      .all("ns", "Running", -1, -1, "", 2) as { detail: string }[];
+    const planOf = (query: Parameters<typeof listRunsSql>[0]) => {
+      const { sql, params } = listRunsSql(query, "sqlite");
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
+      return rows.map((p) => p.detail).join("\n");
+    };
+    const base = { namespace: "ns", status: undefined, limit: 1, after: undefined };
+    const byStatus = planOf({ ...base, status: "Running" });
+    // Every filter at once: a search of one of the run indexes (the planner picks), the
+    // definition's versions found by their index; never a scan of every run.
+    const filtered = planOf({
+      ...base,
+      status: "Running",
+      definition: "d",
+      startedAfter: 1,
+      startedBefore: 2,
+    });
+    const byStart = planOf({ ...base, definition: "d" });
     db.close();
+    assert.match(byStatus, /workflow_runs_by_status \(namespace=\? AND status=\?\)/);
     assert.match(
-      plan.map((p) => p.detail).join("\n"),
-      /workflow_runs_by_status \(namespace=\? AND status=\?\)/,
+      filtered,
+      /SEARCH workflow_runs USING INDEX workflow_runs_by_(status|start) \(namespace=\?/,
     );
+    assert.match(filtered, /SEARCH workflow_definitions USING INDEX workflow_definitions_latest/);
+    assert.doesNotMatch(filtered, /SCAN workflow_runs/);
+    assert.match(byStart, /workflow_runs_by_start \(namespace=\?/);
   });
 
   test("a file that is not a database is refused: storage_unavailable", async () => {
