@@ -25,10 +25,13 @@ import { installJson } from "./http/json.ts";
 import { metricsRoutes } from "./http/metrics.ts";
 import { namespaceRoutes } from "./http/namespaces.ts";
 import { installOpenApi } from "./http/openapi.ts";
+import { EventStreams } from "./http/sse.ts";
+import { historyStreamRoute, transcriptStreamRoute } from "./http/streams.ts";
 import { type TaskQueueReader, taskQueueRoutes } from "./http/task-queues.ts";
 import { workflowRoutes } from "./http/workflows.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
+import { ChangeSignals } from "./runs/changes.ts";
 import type { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunService } from "./runs/service.ts";
 import type { UiAssets } from "./ui/assets.ts";
@@ -60,6 +63,8 @@ export interface AppRoles {
   readonly routing?: RoutingRoles;
   /** The run console's files, served at `/ui` (docs/ui.md). */
   readonly ui?: UiAssets;
+  /** Signals of durable changes (commits, transcript entries) that wake the live streams. */
+  readonly changes?: ChangeSignals;
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -92,6 +97,19 @@ export function buildApp(roles: AppRoles): FastifyInstance {
       ...(roles.queues === undefined ? {} : { queues: roles.queues }),
     });
     definitionVersionRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
+    // Live streams end as the server begins to stop, so they never hold its close.
+    const streams = new EventStreams(roles.logger);
+    app.addHook("preClose", (done) => {
+      streams.close();
+      done();
+    });
+    const streamRoles = {
+      namespaces: roles.namespaces,
+      runs: roles.workflows.runs,
+      changes: roles.changes ?? new ChangeSignals(),
+      streams,
+    };
+    historyStreamRoute(app, streamRoles);
     if (roles.queues !== undefined) taskQueueRoutes(app, roles.namespaces, roles.queues);
     if (roles.agents !== undefined) {
       agentRoutes(app, {
@@ -99,6 +117,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
         runs: roles.workflows.runs,
         ...roles.agents,
       });
+      transcriptStreamRoute(app, { ...streamRoles, ...roles.agents });
       const agentHub = roles.agents.hub;
       app.server.on("upgrade", (request, socket, head) =>
         agentHub.handleUpgrade(request, socket, head),

@@ -79,6 +79,8 @@ export const HTTP_REFUSALS = {
   shard_unavailable: 503,
   /** The agent transport holds its maximum of sockets; retry later. */
   agent_transport_full: 503,
+  /** The server holds its maximum of live streams (history, transcript); retry later. */
+  too_many_streams: 503,
   /** The request arrived while the server was stopping. */
   shutting_down: 503,
   /** No route has this method and path. */

@@ -10,7 +10,6 @@
 
 import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import type { FastifyInstance } from "fastify";
 import type { Logger } from "../common/log.ts";
 import { attemptKey } from "../protocol/attempt.ts";
 import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
@@ -37,9 +36,11 @@ import { NamespaceRegistry } from "./namespaces/registry.ts";
 import { describeStorage, openStore } from "./persistence/open.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
+import { ChangeSignals, signallingEngineStore, signallingTranscripts } from "./runs/changes.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
 import { RunEnds } from "./runs/ends.ts";
 import { type RunEngine, RunService } from "./runs/service.ts";
+import { closeWithin, type Stoppable, stopWorkflows } from "./shutdown.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
 import { UiAssets } from "./ui/assets.ts";
@@ -75,32 +76,6 @@ export const VERIFIED_TOKENS_HELD = 1024;
 /** Callers that may wait in `POST /workflows/describe` (`wait_ms`) at once; more answer at once. */
 export const MAX_RUN_WAITERS = 10_000;
 
-/**
- * Stops accepting, waits for in-flight requests up to `graceMs`, then closes whatever is
- * still open, so a stuck client can never hold a stopping node (storage closes after).
- * Connections that go idle meanwhile are closed as soon as they do.
- */
-async function closeWithin(app: FastifyInstance, graceMs: number, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), graceMs);
-  });
-  const closed = app.close();
-  // A keep-alive connection whose request finishes during the stop turns idle only then;
-  // close such connections as they appear instead of waiting for their keep-alive timeout.
-  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-  if ((await Promise.race([closed, late])) === "late") {
-    logger.warn(
-      { grace_ms: graceMs },
-      "requests still in flight after the grace period; closing them",
-    );
-    app.server.closeAllConnections();
-    await closed;
-  }
-  clearTimeout(timer);
-  clearInterval(sweep);
-}
-
 export interface StartOptions {
   readonly logger: Logger;
   /** Overrides `http.listen` (the `--listen` option). */
@@ -116,27 +91,6 @@ export interface StartOptions {
 
 function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** What stopping needs of the engine side: a single engine, or a cluster node's shards. */
-interface Stoppable {
-  idle(): Promise<void>;
-  close(): void;
-}
-
-/** Stops the engine side in the order that loses nothing durable (see `close`). */
-async function stopWorkflows(
-  engine: Stoppable,
-  endpoint: WorkerEndpoint,
-  cluster?: ClusterNode,
-): Promise<void> {
-  // Workers go first, so no new result arrives; results not yet committed stay with their
-  // workers, which send them again to the restarted server. A cluster node then hands its
-  // shards over (each drained, released) and leaves.
-  await endpoint.close();
-  await cluster?.close();
-  await engine.idle();
-  engine.close();
 }
 
 export async function startServer(
@@ -164,13 +118,15 @@ export async function startServer(
     const activities = meteredActivities(metrics);
     // Tracing wraps the same interfaces, only when on (off: not installed, nothing to pay).
     const tracing = config.settings.tracing.enabled ? runTracing() : undefined;
+    // Durable changes (commits, transcript entries) wake the live streams of the API.
+    const changes = new ChangeSignals();
     const verify = cachingVerifier(createVerifier(key.publicKey), { max: VERIFIED_TOKENS_HELD });
     // The agent transport exists only when configured on; off, every intervention is stale.
     const hub = new AgentHub({
       enabled: config.settings.agents.transport,
       verify,
       logger: options.logger,
-      transcripts: store.transcripts,
+      transcripts: signallingTranscripts(store.transcripts, changes),
     });
 
     // The engine, its worker endpoint and the run API exist where the backend keeps runs.
@@ -192,7 +148,10 @@ export async function startServer(
     if (store.workflows !== undefined) {
       const definitions = new DefinitionRegistry(store.workflows.definitions);
       const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
-        store: meteredEngineStore(tracing?.store(runs) ?? runs, metrics),
+        store: meteredEngineStore(
+          signallingEngineStore(tracing?.store(runs) ?? runs, changes),
+          metrics,
+        ),
         definitions: (namespace, version) => definitions.byVersion(namespace, version),
         // A child step names a workflow (and optionally a version) of the parent's namespace.
         childDefinition: (namespace, workflow, version) =>
@@ -331,6 +290,7 @@ export async function startServer(
       metrics,
       admin: { backup: store.backup?.bind(store) },
       namespaces: registry,
+      changes,
       maxBodyBytes: config.settings.http.max_body_bytes,
       listener: {
         maxConnections: config.settings.http.max_connections,

@@ -151,6 +151,11 @@ export class RunService {
     return this.#runs.list(query);
   }
 
+  /** Whether this node's engine holds the run (it is live here, so its commits signal). */
+  held(runId: string): boolean {
+    return this.#engine.state(runId) !== undefined;
+  }
+
   /** The unfinished activities of a live run, from its durable history (runs/pending.ts). */
   async pending(run: RunRecord): Promise<PendingActivity[]> {
     if (run.status !== "Running" && run.status !== "Paused") return [];

@@ -94,6 +94,8 @@ describe("GET /openapi.json (real skein serve)", () => {
       "POST /workflows/attempts",
       "POST /workflows/intervene",
       "POST /workflows/transcript",
+      "POST /workflows/transcript/stream",
+      "POST /workflows/history/stream",
       "POST /workflows/definitions",
       "GET /workflows/definitions/versions",
       "POST /workflows/start",

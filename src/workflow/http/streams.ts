@@ -1,0 +1,194 @@
+/**
+ * The live streams of the run console (server-sent events, see sse.ts):
+ * `POST /workflows/history/stream` sends a run's durable events from index `after` on and
+ * then each new one as its commit lands, ending with `end` (`{status}`) once the run has
+ * ended and everything is sent; `POST /workflows/transcript/stream` does the same for an
+ * agent attempt's transcript entries, ending once the attempt is no longer live. Refusals
+ * come before the stream starts, as normal JSON errors (400, 403, 404 `run_not_found`).
+ *
+ * A stream reads the store again only when woken by a change signal (runs/changes.ts: a
+ * commit of the run on this node, a stored transcript entry) or, where no signal can come,
+ * by a bounded backstop: a run another cluster node holds is read every REMOTE_POLL_MS; an
+ * attempt's liveness (which has no hook) is checked in memory every LIVENESS_POLL_MS. Reads
+ * of one stream are at least MIN_READ_GAP_MS apart, so a busy run cannot make a read storm.
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import type { FastifyInstance } from "fastify";
+import { integer, object, optional, u32, withDefault } from "../../common/decode/index.ts";
+import { uuid as transportUuid } from "../../protocol/agent-transport/messages.ts";
+import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
+import { namespaceName } from "../../protocol/namespace-name.ts";
+import type { AgentHub } from "../agents/hub.ts";
+import type { NamespaceRegistry } from "../namespaces/registry.ts";
+import { attemptChangeKey, type ChangeSignals, runKey } from "../runs/changes.ts";
+import type { RunService } from "../runs/service.ts";
+import type { GrpcAttempt } from "./agents.ts";
+import { eventJson } from "./run-json.ts";
+import type { EventStream, EventStreams } from "./sse.ts";
+import { grantedNamespace, uuid } from "./workflows.ts";
+
+/** A run held by another node gives no signal here: read every this often. */
+export const REMOTE_POLL_MS = 1_000;
+/** A run held here signals its commits; this backstop only guards against a missed one. */
+export const HELD_BACKSTOP_MS = 5_000;
+/** An attempt's end has no hook: its liveness (in memory) is checked this often. */
+export const LIVENESS_POLL_MS = 1_000;
+export const MIN_READ_GAP_MS = 100;
+
+const after = withDefault(integer("u32"), 0);
+
+const historyStreamBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: uuid(),
+  run_id: optional(uuid()),
+  after,
+});
+
+const transcriptStreamBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: transportUuid(),
+  run_id: transportUuid(),
+  activity_id: u32(),
+  attempt: u32(),
+  after,
+});
+
+export interface StreamRoles {
+  readonly namespaces: NamespaceRegistry;
+  readonly runs: RunService;
+  readonly changes: ChangeSignals;
+  readonly streams: EventStreams;
+}
+
+/** Waits out the rest of the minimum gap since `last` (returns at once when aborted). */
+async function gap(last: number, signal: AbortSignal): Promise<void> {
+  const rest = last + MIN_READ_GAP_MS - Date.now();
+  if (rest > 0) await sleep(rest, undefined, { signal }).catch(() => {});
+}
+
+export function historyStreamRoute(app: FastifyInstance, roles: StreamRoles): void {
+  app.post(
+    "/workflows/history/stream",
+    {
+      config: {
+        api: {
+          summary: "Stream a run's history as server-sent events, live until the run ends",
+          body: historyStreamBody,
+          responseType: "text/event-stream",
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = historyStreamBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id);
+      const changes = roles.changes.subscribe(runKey(run.runId));
+      try {
+        await roles.streams.serve(reply, (stream) =>
+          sendHistory(roles.runs, stream, changes, { namespace, run, from: body.after }),
+        );
+      } finally {
+        changes.close();
+      }
+    },
+  );
+}
+
+async function sendHistory(
+  runs: RunService,
+  stream: EventStream,
+  changes: ReturnType<ChangeSignals["subscribe"]>,
+  at: { namespace: string; run: { workflowId: string; runId: string }; from: number },
+): Promise<void> {
+  let sent = at.from;
+  let lastRead = 0;
+  let read = true;
+  while (!stream.signal.aborted) {
+    if (read) {
+      await gap(lastRead, stream.signal);
+      lastRead = Date.now();
+      // The record is read before the events: once it shows an end, the events hold it.
+      const { run, events } = await runs.history(at.namespace, at.run.workflowId, at.run.runId);
+      for (; sent < events.length && !stream.signal.aborted; sent++) {
+        await stream.send("history", { index: sent, event: eventJson(events[sent]!) });
+      }
+      if (run.status !== "Running" && run.status !== "Paused") {
+        await stream.send("end", { status: run.status });
+        return;
+      }
+    }
+    const held = runs.held(at.run.runId);
+    const signalled = await changes.wait(held ? HELD_BACKSTOP_MS : REMOTE_POLL_MS, stream.signal);
+    read = signalled || !held || !runs.held(at.run.runId);
+  }
+}
+
+export interface TranscriptStreamRoles extends StreamRoles {
+  readonly hub: AgentHub;
+  readonly grpcAttempts: (runId: string) => readonly GrpcAttempt[];
+}
+
+export function transcriptStreamRoute(app: FastifyInstance, roles: TranscriptStreamRoles): void {
+  app.post(
+    "/workflows/transcript/stream",
+    {
+      config: {
+        api: {
+          summary: "Stream an agent attempt's transcript as server-sent events, live",
+          body: transcriptStreamBody,
+          responseType: "text/event-stream",
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = transcriptStreamBody.run(request.body, undefined);
+      const namespace = grantedNamespace(roles, request, body.namespace);
+      await roles.runs.describe(namespace, body.workflow_id, body.run_id);
+      const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
+      const key = attemptKey(ref);
+      // Live while an agent connection owns it or a gRPC worker holds it: entries may come.
+      const live = () =>
+        roles.hub.attempts(namespace, body.workflow_id).some((a) => attemptKey(a.ref) === key) ||
+        roles.grpcAttempts(ref.run_id).some((a) => attemptKey(a.ref) === key);
+      const changes = roles.changes.subscribe(attemptChangeKey(ref));
+      try {
+        await roles.streams.serve(reply, (stream) =>
+          sendTranscript(roles.hub, stream, changes, { ref, live, from: body.after }),
+        );
+      } finally {
+        changes.close();
+      }
+    },
+  );
+}
+
+async function sendTranscript(
+  hub: AgentHub,
+  stream: EventStream,
+  changes: ReturnType<ChangeSignals["subscribe"]>,
+  at: { ref: AttemptRef; live: () => boolean; from: number },
+): Promise<void> {
+  let sent = at.from;
+  let lastRead = 0;
+  let wasLive = true;
+  let read = true;
+  while (!stream.signal.aborted) {
+    if (read) {
+      await gap(lastRead, stream.signal);
+      lastRead = Date.now();
+      // Liveness before the read: entries stored before the attempt ended are in it.
+      wasLive = at.live();
+      const entries = await hub.transcript(at.ref);
+      for (; sent < entries.length && !stream.signal.aborted; sent++) {
+        await stream.send("entry", { index: sent, entry: entries[sent] });
+      }
+      if (!wasLive) {
+        await stream.send("end", {});
+        return;
+      }
+    }
+    const signalled = await changes.wait(LIVENESS_POLL_MS, stream.signal);
+    read = signalled || !at.live();
+  }
+}
