@@ -231,7 +231,7 @@ export function AttemptView({ route }) {
   );
   return html`<h1>Attempt ${ref.attempt} of activity ${ref.activity_id}</h1>
     <p>Run ${link(runPath(ns, workflowId), short(workflowId), { class: "mono" })}
-      <span class="muted"> · transcript ${transcript.live}</span></p>
+      <span class="muted" data-live=${transcript.live}> · transcript ${transcript.live}</span></p>
     <${Interventions} target=${target} capabilities=${mine ? mine.capabilities : null} entries=${transcript.entries} ended=${transcript.ended} />
     <h2>Transcript <span class="muted small" data-entries=${transcript.entries.length}>(${transcript.entries.length} entries)</span></h2>
     <${ErrorBox} error=${transcript.error} />

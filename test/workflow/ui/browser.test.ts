@@ -180,6 +180,8 @@ describe("run console in Chromium", { skip }, () => {
     await page.getByRole("link", { name: "Open transcript" }).click();
     const transcript = page.locator("ol.transcript");
     await transcript.locator('li[data-type="approval"]', { hasText: "pending" }).waitFor();
+    // Live over the transcript stream (not the fallback read).
+    await page.locator('[data-live="stream"]').waitFor();
     await page.getByLabel("Message").fill("Answer in one sentence.");
     await page.getByRole("button", { name: "Inject" }).click();
     await page
@@ -191,6 +193,7 @@ describe("run console in Chromium", { skip }, () => {
     });
     await control.waitFor();
     assert.match((await control.textContent()) ?? "", /by operator/);
+    await page.screenshot({ path: join(shots, "ui-attempt.png"), fullPage: true });
     await page
       .locator('.approval-call[data-call-id="call-1"]')
       .getByRole("button", { name: "Approve" })
@@ -204,7 +207,6 @@ describe("run console in Chromium", { skip }, () => {
       .locator('li[data-type="user_turn"]', { hasText: "Answer in one sentence." })
       .waitFor();
     await transcript.locator('li[data-type="model_turn"]', { hasText: "loosely coiled" }).waitFor();
-    await page.screenshot({ path: join(shots, "ui-attempt.png"), fullPage: true });
     const run = await world.until(id, "completed", (d) => d.run.status === "Completed");
     assert.equal(run.run.output, "A skein is a loosely coiled length of yarn.");
     // The attempt is over: a control now answers StaleTarget.
@@ -253,6 +255,8 @@ describe("run console in Chromium", { skip }, () => {
     const id = await world.start("waiter");
     const page = await open(`/ui/n/default/runs/${id}`);
     await page.locator('[data-run-status="Running"]').waitFor();
+    // The history arrives over the history stream (not the describe long poll).
+    await page.locator('[data-live="stream"]').waitFor();
     await page.getByRole("button", { name: "Pause…" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "pause" }).click();
     await page.locator('[data-run-status="Paused"]').waitFor();
