@@ -108,13 +108,20 @@ let expired;
 const root = document.getElementById("app");
 // The page's static "Loading…" is not Preact's to diff: cleared once, before the first draw.
 root.replaceChildren();
+// Every navigation (a link, even to the view shown; back and forward) mounts the view anew,
+// so it reads fresh data and closes the streams of the view it replaces.
+let visit = 0;
 function draw() {
+  visit++;
   if (!token.get()) {
     render(html`<${SignIn} message=${expired} />`, root);
     return;
   }
   const route = parseRoute();
-  render(html`<${Header} route=${route} /><main><${View} route=${route} /></main>`, root);
+  render(
+    html`<${Header} route=${route} /><main><${View} key=${visit} route=${route} /></main>`,
+    root,
+  );
 }
 
 whenSignedOut((error) => {

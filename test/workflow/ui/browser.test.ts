@@ -101,6 +101,7 @@ describe("run console in Chromium", { skip }, () => {
     await page.locator('[data-run-status="Completed"]').waitFor();
     assert.match((await page.locator("pre[data-output]").textContent()) ?? "", /"n": 42/);
     await page.locator('li[data-event="RunCompleted"]').waitFor();
+    assert.match((await page.locator("li.timer").textContent()) ?? "", /fired after/);
     await page.screenshot({ path: join(shots, "ui-run.png"), fullPage: true });
     // Filter by definition name: only the failed run, found among the waiting ones.
     await page.goto(`${world.url}/ui/n/default/runs`);
@@ -194,6 +195,20 @@ describe("run console in Chromium", { skip }, () => {
     await control.waitFor();
     assert.match((await control.textContent()) ?? "", /by operator/);
     await page.screenshot({ path: join(shots, "ui-attempt.png"), fullPage: true });
+    // A new budget and a pause and resume, each applied and recorded with its subject.
+    await page.getByLabel("max turns").fill("9");
+    await page.getByRole("button", { name: "Update budget" }).click();
+    await page
+      .locator('ul.outcomes li[data-outcome="Applied"]', { hasText: "UpdateBudget" })
+      .waitFor();
+    await transcript.locator('li[data-type="control"]', { hasText: "max_turns 9" }).waitFor();
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await page.locator('ul.outcomes li[data-outcome="Applied"]', { hasText: "Pause" }).waitFor();
+    await page.getByRole("button", { name: "Resume", exact: true }).click();
+    await page.locator('ul.outcomes li[data-outcome="Applied"]', { hasText: "Resume" }).waitFor();
+    await transcript
+      .locator('li[data-type="control"]', { hasText: "PauseResume: resume" })
+      .waitFor();
     await page
       .locator('.approval-call[data-call-id="call-1"]')
       .getByRole("button", { name: "Approve" })
@@ -211,9 +226,7 @@ describe("run console in Chromium", { skip }, () => {
     assert.equal(run.run.output, "A skein is a loosely coiled length of yarn.");
     // The attempt is over: a control now answers StaleTarget.
     await page.getByRole("button", { name: "Pause", exact: true }).click();
-    await page
-      .locator('ul.outcomes li[data-outcome="StaleTarget"]', { hasText: "Pause" })
-      .waitFor();
+    await page.locator('ul.outcomes li[data-outcome="StaleTarget"]').waitFor();
     await page.context().close();
   });
 
@@ -320,6 +333,26 @@ describe("run console in Chromium", { skip }, () => {
     await page.getByLabel("Bearer token").fill("not-a-token");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.locator('[role="alert"]', { hasText: "unauthenticated" }).waitFor();
+    await context.close();
+  });
+
+  test("an expired sign-in link brings the sign-in form back", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(signInLink(["--namespace", "other", "--ttl", "2s"]));
+    await page.locator('tr[data-namespace="other"]').waitFor();
+    // Each visit calls the API again; once the token has expired the answer is 401.
+    await until("the console to ask for a sign-in again", async () => {
+      if ((await page.getByLabel("Bearer token").count()) > 0) return true;
+      // The form may replace the page between the look and the click: the next look sees it.
+      await page
+        .getByRole("link", { name: "namespaces" })
+        .click({ timeout: 2000 })
+        .catch(() => undefined);
+      return undefined;
+    });
+    await page.locator('[role="alert"]', { hasText: "Signed out" }).waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem("skein.ui.token")), null);
     await context.close();
   });
 });

@@ -23,7 +23,7 @@ import {
 } from "../support/server.ts";
 
 export const DEFINITIONS = [
-  "name: retrying\ntask_queue: work\nretry: { max_attempts: 3, initial_backoff_ms: 200 }\nsteps:\n  - { id: double, call: { action: flaky, input: \"{ 'n': input.n }\" } }\noutput: steps.double\n",
+  "name: retrying\ntask_queue: work\nretry: { max_attempts: 3, initial_backoff_ms: 200 }\nsteps:\n  - { id: double, call: { action: flaky, input: \"{ 'n': input.n }\" } }\n  - { id: rest, sleep: { duration_ms: 50 } }\noutput: steps.double\n",
   "name: failing\ntask_queue: work\nretry: { max_attempts: 2, initial_backoff_ms: 100 }\nsteps:\n  - { id: boom, call: { action: fail, input: \"{ 'message': 'no luck' }\" } }\n",
   "name: holding\ntask_queue: work\nsteps:\n  - { id: hold, call: { action: hold, input: \"{ 'ms': 600000 }\" } }\n",
   "name: branch\nsteps:\n  - { id: leaf, child: { workflow: holding, input: input } }\n",
