@@ -7,7 +7,10 @@
  * through `registry.use` (created when absent and `auto_create` is open, refused with
  * `namespace_not_found` when closed); reads never create a namespace. JSON payloads (run
  * input and output, event payloads) are stored as text and written back as raw JSON, so
- * numbers come back exactly as they were sent.
+ * numbers come back exactly as they were sent. `list` filters (status, definition name,
+ * start time) are conditions of one store query; the encoders are in run-json.ts, the
+ * versions read, the live streams and their bounds in definition-versions.ts, streams.ts
+ * and sse.ts.
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -290,7 +293,10 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     "/workflows/list",
     {
       config: {
-        api: { summary: "List runs of a namespace, newest first, by pages", body: listBody },
+        api: {
+          summary: "List runs of a namespace by start time (oldest first), filtered, by pages",
+          body: listBody,
+        },
       },
     },
     async (request) => {
