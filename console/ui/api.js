@@ -9,6 +9,12 @@
 
 const KEY = "skein.ui.token";
 
+/** Where calls go: the page's own origin (""); Node tests of this module set the server's. */
+let base = "";
+export function setBase(origin) {
+  base = origin;
+}
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -53,7 +59,7 @@ async function refusal(response) {
 }
 
 export async function api(method, path, body, signal) {
-  const response = await fetch(path, {
+  const response = await fetch(base + path, {
     method,
     headers: headers(body),
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -120,7 +126,7 @@ function parseBlock(block) {
 
 /** One connection to a stream; gives "end", "closed" or "missing" (no such route). */
 async function readStream(path, body, seen, onItem, onEnd, signal) {
-  const response = await fetch(path, {
+  const response = await fetch(base + path, {
     method: "POST",
     headers: headers(body),
     body: JSON.stringify({ ...body, after: seen.count }),
