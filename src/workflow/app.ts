@@ -34,6 +34,8 @@ import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import { ChangeSignals } from "./runs/changes.ts";
 import type { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunService } from "./runs/service.ts";
+import type { UiAssets } from "./ui/assets.ts";
+import { uiRoutes } from "./ui/routes.ts";
 
 export interface AppRoles {
   readonly logger: Logger;
@@ -59,6 +61,8 @@ export interface AppRoles {
   };
   /** Cluster mode: requests for runs whose shard another node serves go there. */
   readonly routing?: RoutingRoles;
+  /** The run console's files, served at `/ui` (docs/ui.md). */
+  readonly ui?: UiAssets;
   /** Signals of durable changes (commits, transcript entries) that wake the live streams. */
   readonly changes?: ChangeSignals;
 }
@@ -81,6 +85,7 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   healthRoutes(app);
   adminRoutes(app, roles.admin);
   namespaceRoutes(app, roles.namespaces);
+  if (roles.ui !== undefined) uiRoutes(app, roles.ui);
   if (roles.deployments !== undefined) {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }

@@ -32,6 +32,7 @@ import { ChangeSignals, signallingTranscripts } from "./runs/changes.ts";
 import { RunEnds } from "./runs/ends.ts";
 import { processLauncher } from "./supervisor/launcher.ts";
 import { SUPERVISOR_DEFAULTS, Supervisor } from "./supervisor/supervisor.ts";
+import { UiAssets } from "./ui/assets.ts";
 
 export interface StartReport {
   readonly configFile: string;
@@ -206,6 +207,7 @@ export async function startServer(
         headersTimeoutMs: config.settings.http.headers_timeout_ms,
       },
       deployments: { service: deployments, enabled: deploymentsEnabled },
+      ui: await UiAssets.load(),
       workflows: { definitions: side.definitions, runs: side.runs },
       agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
       queues: matcher,

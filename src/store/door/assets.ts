@@ -2,8 +2,10 @@
  * The console's static files: everything under the door file's `files` folder, plus the
  * three browser modules the console imports (Preact, its hooks, htm), read once at start-up
  * from this package's own dependencies so nothing is ever fetched from a CDN and there is
- * no build step. A path whose last segment has no dot is a console view (the console routes
- * by path, so every view has a shareable URL) and gets `index.html`; a missing file is 404.
+ * no build step, and the stylesheet it shares with the workflow server's run console
+ * (`console/common/console.css`, served as `/console.css`), so both consoles look alike. A
+ * path whose last segment has no dot is a console view (the console routes by path, so every
+ * view has a shareable URL) and gets `index.html`; a missing file is 404.
  */
 
 import { readFile, stat } from "node:fs/promises";
@@ -29,6 +31,9 @@ export interface Asset {
   readonly body: Buffer;
 }
 
+/** The stylesheet both consoles share (this package's own, like the vendored modules). */
+const SHARED_CSS = fileURLToPath(new URL("../../../console/common/console.css", import.meta.url));
+
 /** The vendored modules, keyed by the path the console imports them from. */
 async function vendorModules(): Promise<Map<string, Asset>> {
   const read = (specifier: string) => readFile(fileURLToPath(import.meta.resolve(specifier)));
@@ -42,6 +47,7 @@ async function vendorModules(): Promise<Map<string, Asset>> {
     ["/vendor/preact.mjs", { type: js, body: await read("preact") }],
     ["/vendor/hooks.mjs", { type: js, body: Buffer.from(hooks) }],
     ["/vendor/htm.mjs", { type: js, body: await read("htm") }],
+    ["/console.css", { type: TYPES[".css"]!, body: await readFile(SHARED_CSS) }],
   ]);
 }
 

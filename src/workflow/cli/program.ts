@@ -16,6 +16,7 @@ import { serveCommand } from "./serve.ts";
 import { taskQueueCommand } from "./task-queue.ts";
 import { tokenCommand } from "./token.ts";
 import { transcriptCommand } from "./transcript.ts";
+import { uiCommand } from "./ui.ts";
 import { versionCommand } from "./version.ts";
 import { workflowCommand } from "./workflow.ts";
 
@@ -35,6 +36,7 @@ export const skeinProgram: Program = {
     interveneCommand,
     adminCommand,
     transcriptCommand,
+    uiCommand,
     versionCommand,
     completionCommand(() => skeinProgram),
   ],

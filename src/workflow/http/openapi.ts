@@ -70,7 +70,8 @@ function operation(route: SeenRoute, params: string[]) {
       .map((status) => [String(status), { $ref: "#/components/responses/Error" }]),
   );
   return {
-    operationId: `${route.method.toLowerCase()}${route.url.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`,
+    // A wildcard segment (`/ui/*`) is named, so it does not collide with its parent (`/ui`).
+    operationId: `${route.method.toLowerCase()}${route.url.replaceAll("*", "All").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`,
     summary: api?.summary ?? "undocumented route",
     ...(api === undefined ? { "x-skein-undocumented": true } : {}),
     ...(route.public ? { security: [] } : {}),

@@ -6,7 +6,7 @@
  * certificate is tls-cert.pem). Debian's Chromium is driven with playwright-core.
  */
 
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { connect as netConnect, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,21 +15,13 @@ import { after } from "node:test";
 import { createServer as tlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { StoreClient } from "../../../src/store/client/client.ts";
+import { CHROMIUM_FLAGS as BASE_FLAGS } from "../../support/chromium.ts";
 import { type Running, start, waitFor } from "../cli/harness.ts";
 import { agent, DATABASE, grant, idpCli, runIdp } from "../idp/support.ts";
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  // The TLS terminator's certificate is the test's own, not from a public authority.
-  "--ignore-certificate-errors",
-];
+export { CHROMIUM, chromiumPresent } from "../../support/chromium.ts";
+/** Debian's Chromium flags, plus: the TLS terminator's certificate is the test's own. */
+export const CHROMIUM_FLAGS = [...BASE_FLAGS, "--ignore-certificate-errors"];
 export const CONSOLE_FILES = fileURLToPath(new URL("../../../console/door", import.meta.url));
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 
@@ -196,11 +188,4 @@ async function seed(admin: StoreClient): Promise<void> {
     { branch: "agent-fix" },
   );
   await admin.call("document.delete", { collection: "notes", branch: "agent-fix", key: "readme" });
-}
-
-/** Fails (never skips) in CI when Debian's Chromium is missing; elsewhere says why. */
-export function chromiumPresent(): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-  return false;
 }
