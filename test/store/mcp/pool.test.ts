@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PassPool } from "../../../src/store/mcp/pool.ts";
+import { until } from "../../support/until.ts";
 import { agent, DATABASE, idpStore, runIdp } from "../idp/support.ts";
 
 const idp = await runIdp();
@@ -29,8 +30,7 @@ test("one connection per pass, shared; at most maxConnections, the idle LRU clos
   third.release();
   assert.equal(pool.size, 2);
   // The first pass's connection was the least recently used: it was closed.
-  await new Promise((r) => setTimeout(r, 50));
-  assert.equal(a.client.closed, true);
+  await until("the least recently used connection to close", () => a.client.closed);
   assert.equal(second.client.closed, false);
   await pool.close();
 });
