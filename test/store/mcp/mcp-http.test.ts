@@ -302,7 +302,8 @@ test("header and body deadlines: a stalled request is answered 408 and closed", 
   const { url } = await world.mcp({
     listen: LOOPBACK,
     allowed_origins: [],
-    header_timeout_ms: 300,
+    // Headers sent in one write must beat the header deadline on a loaded machine too.
+    header_timeout_ms: 1500,
     body_timeout_ms: 300,
   });
   const headers = await stalled(url, `POST ${url.pathname} HTTP/1.1\r\nhost: x\r\n`);
