@@ -31,7 +31,6 @@ test("one connection per pass, shared; at most maxConnections, the idle LRU clos
   assert.equal(pool.size, 2);
   // The first pass's connection was the least recently used: it was closed.
   await until("the least recently used connection to close", () => a.client.closed);
-  assert.equal(a.client.closed, true);
   assert.equal(second.client.closed, false);
   await pool.close();
 });

@@ -4,6 +4,7 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { until } from "../../support/until.ts";
 import { records, refused, servedQueries } from "./fixture.ts";
 
 interface Page {
@@ -85,9 +86,13 @@ describe("hostile queries against the shipped worker", async () => {
 
   test("a worker SIGKILLed mid-query is query_worker_failed; the next query works", async () => {
     const pending = run("() => { for (;;) {} }");
-    // A moment for the query to reach a worker (the service shows no "busy" to wait on).
-    await new Promise((r) => setTimeout(r, 300));
-    for (const pid of queries.workerPids) process.kill(pid, "SIGKILL");
+    // One query runs at a time, so a second one refused query_busy means the first has been
+    // admitted and has taken the pool's worker (or is starting the one it will use).
+    await refused(run("(r) => r.value.n"), "query_busy");
+    const pids = await until("the running query's worker", () =>
+      queries.workerPids.length > 0 ? queries.workerPids : undefined,
+    );
+    for (const pid of pids) process.kill(pid, "SIGKILL");
     await refused(pending, "query_worker_failed");
     await stillWorks();
   });

@@ -110,10 +110,9 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
   test("runs started on every node complete exactly once, each side effect once", async (t) => {
     const cluster = await clusterFixture(t);
     const nodes = [await cluster.start(0), await cluster.start(1), await cluster.start(2)];
-    await until("three owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
-    );
-    for (let i = 0; i < 3; i++) await cluster.worker(i, `w${i}`);
+    await cluster.settled();
+    // Each node's own worker is connected before any run starts, so each node's runs go to it.
+    await Promise.all([0, 1, 2].map((i) => cluster.worker(i, `w${i}`)));
     const token = await register(cluster, nodes[0]!.url);
     const started: { id: string; key: string }[] = [];
     for (let n = 0; n < 30; n++) {
@@ -146,10 +145,8 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
   test("SIGKILL of a node mid-load: its shards are taken over, every acknowledged run completes, no activity completes twice", async (t) => {
     const cluster = await clusterFixture(t, { ttlMs: 3000 });
     const nodes = [await cluster.start(0), await cluster.start(1), await cluster.start(2)];
-    await until("three owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
-    );
-    for (let i = 0; i < 3; i++) await cluster.worker(i, `w${i}`);
+    await cluster.settled();
+    await Promise.all([0, 1, 2].map((i) => cluster.worker(i, `w${i}`)));
     const token = await register(cluster, nodes[0]!.url);
     const acknowledged: string[] = [];
     for (let n = 0; n < 45; n++) {
@@ -186,16 +183,16 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
   });
 
   test("a node paused (SIGSTOP) past its lease cannot commit after it resumes (fencing)", async (t) => {
-    const cluster = await clusterFixture(t, { ttlMs: 2000 });
+    const cluster = await clusterFixture(t, { ttlMs: 3000 });
     const a = await cluster.start(0);
     const b = await cluster.start(1);
-    await until("two owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 2 ? true : undefined,
-    );
-    await cluster.worker(0, "at-a");
-    await cluster.worker(1, "at-b");
+    await cluster.settled();
+    // Both workers are connected before the run starts: a run whose owner has no worker yet
+    // is relayed to the first node that has one, which may be b.
+    await Promise.all([cluster.worker(0, "at-a"), cluster.worker(1, "at-b")]);
     const token = await register(cluster, a.url);
-    // A start without a workflow id lands in a shard of the node it is sent to: node a.
+    // A start without a workflow id lands in a shard of the node it is sent to: node a, whose
+    // own worker takes the attempt.
     const r = await call(a.url, "POST", "/workflows/start", {
       token,
       body: { name: "pair", input: { k: "paused", ms: 2500 } },
@@ -279,9 +276,7 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     const cluster = await clusterFixture(t);
     const a = await cluster.start(0);
     const b = await cluster.start(1);
-    await until("two owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 2 ? true : undefined,
-    );
+    await cluster.settled();
     const token = await cluster.token();
     const definition =
       "name: ask\ntask_queue: agents\nretry: { max_attempts: 1 }\n" +
@@ -450,9 +445,7 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     const a = await cluster.start(0);
     const b = await cluster.start(1);
     const c = await cluster.start(2);
-    await until("three owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
-    );
+    await cluster.settled();
     await cluster.worker(0, "only-at-a");
     const token = await register(cluster, a.url);
     const started: { id: string; key: string }[] = [];
@@ -501,13 +494,11 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
   });
 
   test("an attempt relayed to a node that dies is retried elsewhere", async (t) => {
-    const cluster = await clusterFixture(t);
+    const cluster = await clusterFixture(t, { ttlMs: 3000 });
     const a = await cluster.start(0);
     const b = await cluster.start(1);
     await cluster.start(2);
-    await until("three owners", async () =>
-      new Set((await cluster.leases()).map((l) => l.owner)).size === 3 ? true : undefined,
-    );
+    await cluster.settled();
     await cluster.worker(0, "at-a");
     const token = await register(cluster, b.url);
     const r = await startRun(b.url, token, { name: "pair", input: { k: "lost", ms: 60_000 } });

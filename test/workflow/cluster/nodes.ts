@@ -2,6 +2,13 @@
 // its own directory with its own `cluster.node_id`, all on one fresh schema (dropped when the
 // test ends) and sharing node 0's signing key (as an operator copies it); real module
 // workers whose every execution is counted in a shared effects file.
+//
+// Two readiness signals keep the tests independent of process start-up order on a loaded
+// machine: `worker(i)` returns once node i's matcher lists the worker (an owner with no
+// worker of its own relays an attempt to whichever node has one first, so a test that
+// expects work on a given node's worker must not start runs before that worker is there),
+// and `settled()` waits until every shard is served by its rendezvous owner (a lease row
+// that is free mid-handover looks like a distinct "owner" to a count of owners).
 
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,6 +16,7 @@ import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { signingKeyPath } from "../../../src/workflow/auth/keys.ts";
+import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { freshSchema, POSTGRES_URL } from "../../support/postgres.ts";
 import { spawnWorker, type WorkerProcess } from "../../support/worker-endpoint.ts";
 import {
@@ -26,6 +34,10 @@ export const CLUSTER_ACTIVITIES = fileURLToPath(
 
 export interface ClusterOptions {
   readonly shards?: number;
+  /**
+   * `cluster.lease_ttl_ms` (default 10 s: a node stalled by a loaded machine must not lose
+   * its leases in a test that does not take them away; tests of takeover set a short one).
+   */
   readonly ttlMs?: number;
   /** `namespaces.max_in_flight_activities` (default 1024). */
   readonly quota?: number;
@@ -44,8 +56,16 @@ export interface ClusterFixture {
   start(i: number): Promise<ServerProcess>;
   /** A worker document serving `effect` on queue q, and a 0600 file with the admin token. */
   workerFiles(tag: string): Promise<{ document: string; token: string }>;
-  /** A module worker serving `effect` on queue q of namespace home at node `i`. */
+  /**
+   * A module worker (`w-<tag>`) serving `effect` on queue q of namespace home at node `i`,
+   * returned once node `i` lists it on that queue (POST /task-queues/describe).
+   */
   worker(i: number, tag: string): Promise<WorkerProcess>;
+  /**
+   * Waits until the shards are where rendezvous hashing over the running nodes puts them
+   * and every running node serves exactly the shards it leases (no handover under way).
+   */
+  settled(): Promise<void>;
   /** Executions per effect key. */
   effects(): Promise<Map<string, string[]>>;
   /** Every shard's lease by shard; `owner` null when free or expired. */
@@ -87,7 +107,7 @@ export async function clusterFixture(
       file,
       `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\n` +
         `[cluster]\nnode_id = "n${i}"\nshards = ${options.shards ?? 16}\n` +
-        `lease_ttl_ms = ${options.ttlMs ?? 3000}\n[namespaces]\ndefault = "home"\n` +
+        `lease_ttl_ms = ${options.ttlMs ?? 10_000}\n[namespaces]\ndefault = "home"\n` +
         `max_in_flight_activities = ${options.quota ?? 1024}\n${options.toml ?? ""}\n`,
     );
     return file;
@@ -143,7 +163,42 @@ export async function clusterFixture(
         { SKEIN_TEST_EFFECTS: effectsFile, SKEIN_TEST_WORKER_TAG: tag },
       );
       workers.push(worker);
+      const url = nodes[i]!.url;
+      const bearer = await fixture.token();
+      await until(`w-${tag} to be listed by n${i}`, async () => {
+        if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
+          throw new Error(`worker w-${tag} exited before connecting:\n${worker.stderr()}`);
+        }
+        const r = await call(url, "POST", "/task-queues/describe", {
+          token: bearer,
+          body: { namespace: "home", task_queue: "q" },
+        });
+        const names = r.status === 200 ? (r.body.workers as { name: string }[]) : [];
+        return names.some((w) => w.name === `w-${tag}`) ? true : undefined;
+      });
       return worker;
+    },
+    settled: async () => {
+      const running = nodes.flatMap((n, i) =>
+        n !== undefined && n.child.exitCode === null && n.child.signalCode === null ? [i] : [],
+      );
+      const want = desiredOwners(
+        running.map((i) => `n${i}`),
+        options.shards ?? 16,
+      );
+      const token = await fixture.token();
+      await until("every shard served by its rendezvous owner", async () => {
+        const leases = await fixture.leases();
+        if (!leases.every((l) => l.owner === want[l.shard])) return undefined;
+        for (const i of running) {
+          const r = await call(nodes[i]!.url, "GET", "/cluster", { token });
+          const leased = leases.filter((l) => l.owner === `n${i}`).map((l) => l.shard);
+          if (r.status !== 200 || JSON.stringify(r.body.owned) !== JSON.stringify(leased)) {
+            return undefined;
+          }
+        }
+        return true;
+      });
     },
     effects: async () => {
       const byKey = new Map<string, string[]>();

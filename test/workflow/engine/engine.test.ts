@@ -5,6 +5,8 @@
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
   parseDefinition,
@@ -13,6 +15,7 @@ import {
 import { Engine, type HistoryEvent, type RunState } from "../../../src/workflow/engine/index.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
 import { openRuns } from "../../support/sqlite-runs.ts";
+import { until } from "../../support/until.ts";
 import {
   ACTIVITIES,
   sessions,
@@ -42,7 +45,10 @@ async function setup(options: { reattachGraceMs?: number } = {}) {
     name: "w",
     task_queue: "q",
     actions: Object.fromEntries(
-      ["inc", "flaky", "hold"].map((name) => [name, { module: ACTIVITIES, export: name }]),
+      ["inc", "flaky", "hold", "holdUntil", "stallFirst"].map((name) => [
+        name,
+        { module: ACTIVITIES, export: name },
+      ]),
     ),
   });
   const token = await tokenFile(dir, "any");
@@ -75,6 +81,9 @@ async function setup(options: { reattachGraceMs?: number } = {}) {
   };
   return { dir, store, engine, endpoint, worker, run, close };
 }
+
+/** The timed attempt's start-to-close and heartbeat allowances in the free-slot test. */
+const ALLOWANCE_MS = 2500;
 
 const completions = (history: readonly HistoryEvent[]) =>
   history.filter((e) => e.type === "ActivityCompleted").map((e) => [e.activity_id, e.attempt]);
@@ -128,31 +137,62 @@ output: "{ 'result': steps.c.n, 'first': steps.a.n }"
   test("timeouts start when a worker holds the attempt, not while it waits for a free slot", async () => {
     const t = await setup();
     const w = t.worker("--concurrency", "1");
+    const release = join(t.dir, "release");
     try {
       await sessions(t.endpoint, 1);
-      // Three attempts of 300 ms on one slot: the last waits about 600 ms before it starts,
-      // longer than its 500 ms start-to-close and heartbeat allowances.
-      const def = parseDefinition(
+      // The only slot is held, with no timeout of its own, until the test says finish.
+      const blocker = parseDefinition(
+        `
+name: blocker
+task_queue: q
+steps:
+  - { id: b, call: { action: holdUntil, input: "{ 'file': input.file }" } }
+`,
+        "yaml",
+      );
+      const timed = parseDefinition(
         `
 name: slot
 task_queue: q
 retry: { max_attempts: 1 }
 steps:
   - id: h
-    call: { action: hold, input: "{ 'ms': 300 }", start_to_close_ms: 500, heartbeat_ms: 500 }
+    call: { action: inc, input: "{ 'n': 1 }", start_to_close_ms: ${ALLOWANCE_MS}, heartbeat_ms: ${ALLOWANCE_MS} }
 `,
         "yaml",
       );
-      const runs = await Promise.all([1, 2, 3].map(() => t.run(def, {})));
-      const states = await Promise.all(runs.map((r) => r.done));
+      const first = await t.run(blocker, { file: release });
+      await until("the blocker to hold the only slot", () =>
+        t.endpoint.matcher.liveAttempts(first.runId).length === 1 ? true : undefined,
+      );
+      const second = await t.run(timed, {});
+      const scheduled = await until("the timed attempt to wait for the slot", async () => {
+        const waiting = t.endpoint.matcher.backlog("default", "q").some((b) => b.waiting === 1);
+        const event = (await t.store.history(second.runId)).find(
+          (e) => e.type === "ActivityScheduled",
+        );
+        return waiting && event?.type === "ActivityScheduled" ? event : undefined;
+      });
+      // It waits in the backlog well past both allowances counted from its scheduling (a
+      // loaded machine only makes the wait longer), and is not timed out.
+      await until(
+        "both allowances to have run out since the attempt was scheduled",
+        () => Date.now() > scheduled.at + ALLOWANCE_MS + 1000,
+        { timeoutMs: ALLOWANCE_MS + 30_000, intervalMs: 100 },
+      );
+      const waited = await t.store.history(second.runId);
+      assert.equal(waited.filter((e) => e.type === "ActivityTimedOut").length, 0);
+      assert.equal(t.endpoint.matcher.liveAttempts(second.runId).length, 0, "still waiting");
+      // The slot frees; the attempt is held now and finishes well inside its allowances.
+      await writeFile(release, "");
+      const states = await Promise.all([first.done, second.done]);
       assert.deepEqual(
         states.map((s) => s.status),
-        ["Completed", "Completed", "Completed"],
+        ["Completed", "Completed"],
       );
-      for (const { runId } of runs) {
-        const history = await t.store.history(runId);
-        assert.equal(history.filter((e) => e.type === "ActivityTimedOut").length, 0);
-      }
+      const history = await t.store.history(second.runId);
+      assert.equal(history.filter((e) => e.type === "ActivityTimedOut").length, 0);
+      assert.deepEqual(completions(history), [[1, 1]]);
     } finally {
       w.kill();
       await t.close();
@@ -171,13 +211,14 @@ name: long
 task_queue: q
 retry: { initial_backoff_ms: 10 }
 steps:
-  - { id: hold, call: { action: hold, input: "{ 'ms': 300 }", heartbeat_ms: 1000 } }
+  - { id: hold, call: { action: stallFirst, input: "{ 'n': 1 }", heartbeat_ms: 2000 } }
 `,
         "yaml",
       );
       const { runId, done } = await t.run(def, {});
-      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
-        await new Promise((r) => setTimeout(r, 10));
+      await until("a worker to hold the attempt", () =>
+        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
+      );
       first.kill("SIGKILL");
       await first.exited;
       second = t.worker();
@@ -205,12 +246,13 @@ steps:
     try {
       await sessions(t.endpoint, 1);
       const def = parseDefinition(
-        "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: hold, input: \"{'ms': 300}\"}}]",
+        "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: stallFirst, input: \"{'n': 1}\"}}]",
         "yaml",
       );
       const { runId, done } = await t.run(def, {});
-      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
-        await new Promise((r) => setTimeout(r, 10));
+      await until("a worker to hold the attempt", () =>
+        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
+      );
       first.kill("SIGKILL");
       await first.exited;
       second = t.worker();
@@ -241,15 +283,14 @@ steps:
         "yaml",
       );
       const { runId, done } = await t.run(def, {});
-      while (t.endpoint.matcher.liveAttempts(runId).length === 0)
-        await new Promise((r) => setTimeout(r, 10));
+      await until("a worker to hold the attempt", () =>
+        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
+      );
       await t.engine.cancel(runId);
       assert.equal((await done).status, "Cancelled");
-      await new Promise<void>((resolve) => {
-        const check = () =>
-          t.endpoint.matcher.stats().holding === 0 ? resolve() : setTimeout(check, 10);
-        check();
-      });
+      await until("the worker to give the slot back", () =>
+        t.endpoint.matcher.stats().holding === 0 ? true : undefined,
+      );
       assert.deepEqual(
         (await t.store.history(runId)).map((e) => e.type),
         ["RunStarted", "ActivityScheduled", "RunCancelled"],
