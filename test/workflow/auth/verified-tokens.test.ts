@@ -54,10 +54,12 @@ describe("verified tokens", () => {
   test("a cached token past its exp is verified again, and refused", async () => {
     const real = counted();
     const verify = cachingVerifier(real.verify, { max: 8 });
-    const t = await token("brief", 1);
+    // exp is in whole seconds, so a 3 s token lives 2–3 s: long enough for the first verify
+    // on a loaded machine.
+    const t = await token("brief", 3);
     await verify(t);
-    // Time passes on purpose: the token's exp (whole seconds) must be behind the real clock.
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    // Time passes on purpose: the token's exp must be behind the real clock.
+    await new Promise((resolve) => setTimeout(resolve, 3_100));
     await assert.rejects(verify(t), unauthenticated);
     assert.deepEqual(real.checked, [t, t]);
   });
