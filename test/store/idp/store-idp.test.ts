@@ -370,6 +370,32 @@ test("placement: a created collection is placed with its main branch, and a dele
   assert.equal((await refusal(reader2.get("placed", "k"))).code, "permission_denied");
 });
 
+test("placement: a created branch is placed, and deleting the branch removes its placement", async () => {
+  await adminClient.call("collections.create", { collection: "branched" });
+  await adminClient.call("branches.create", { collection: "branched", branch: "feat" });
+  await adminClient.put("branched", [{ key: "k", value: "on-feat" }], { branch: "feat" });
+  const { pass } = await agent(idp, "reader-feat", [["read", `db/${DATABASE}/c/branched/b/feat`]]);
+  const reader = await served.connect(pass);
+  // A branch-level grant applies only to a placed branch: this read shows feat is placed.
+  assert.equal((await reader.get("branched", "k", { branch: "feat" })).value, "on-feat");
+  await adminClient.call("branches.delete", { collection: "branched", branch: "feat" });
+  assert.deepEqual(served.warnings, []);
+  // The collection stays placed; feat made again by a store without placement is not placed,
+  // so the same grant no longer covers it (it would, had the delete left feat's placement).
+  const unplaced = await idpStore(idp);
+  const admin2 = await unplaced.connect(admin.pass);
+  await admin2.call("collections.create", { collection: "branched" });
+  await admin2.call("branches.create", { collection: "branched", branch: "feat" });
+  await admin2.put("branched", [{ key: "k", value: "again" }], { branch: "feat" });
+  const reader2 = await unplaced.connect(pass);
+  const error = await refusal(reader2.get("branched", "k", { branch: "feat" }));
+  assert.equal(error.code, "permission_denied");
+  // The control: a branch still placed (main, placed with the collection) is covered.
+  grant(idp, "client:reader-feat", "read", `db/${DATABASE}/c/branched/b/main`);
+  await admin2.put("branched", [{ key: "m", value: "on-main" }]);
+  assert.equal((await reader2.get("branched", "m")).value, "on-main");
+});
+
 test("the IdP refuses a placement (placement freeze): the create is placement_failed and nothing is made", async () => {
   const names = async (verb: string, args: Record<string, unknown>) =>
     ((await adminClient.call(verb, args)) as { rows: { name: string }[] }).rows.map((r) => r.name);
