@@ -133,6 +133,9 @@ const table: {
       ["tags.create", { collection: "notes", tag: "t-dev", branch: "dev" }, true],
       // A tag is read on the branch it was taken from, whatever the request's branch.
       ["document.get", { collection: "notes", key: "pub/0", version: "t-dev" }, true],
+      // history.list's `before` ref reads the branch it names (its head bounds the page).
+      ["history.list", { collection: "notes", branch: "dev", before: "t-dev" }, true],
+      ["history.list", { collection: "notes", branch: "dev", before: "main" }, "permission_denied"],
       ["tags.delete", { collection: "notes", tag: "t-dev" }, "permission_denied"],
       ["branches.revert", { collection: "notes", version: 1 }, "permission_denied"],
     ],
