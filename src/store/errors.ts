@@ -72,6 +72,8 @@ export const STORE_REFUSALS = {
   tag_exists: "a tag by that name already exists in the collection",
   merge_conflict:
     "both sides changed keys differently and the strategy is fail; nothing was committed",
+  merge_ancestor_budget:
+    "the common ancestor is more than changes_node_budget versions back; nothing was committed",
   merge_base_released:
     "the common ancestor of the two versions is no longer retained (released by retention)",
   // Store files.

@@ -131,7 +131,11 @@ export class StoreClient {
 
   // Typed helpers for the common verbs.
 
-  get(collection: string, key: string, options: { branch?: string; version?: number } = {}) {
+  get(
+    collection: string,
+    key: string,
+    options: { branch?: string; version?: number | string } = {},
+  ) {
     return this.call("document.get", { collection, key, ...options }) as Promise<{
       found: boolean;
       value?: unknown;
@@ -190,11 +194,11 @@ export class StoreClient {
     return this.call("embed.status", { collection }) as Promise<EmbedStatus>;
   }
 
-  /** Vectors of records at a data version (default: the latest embedded). */
+  /** Vectors of records at a data version or ref (default: the latest embedded). */
   embedVectors(
     collection: string,
     keys: string[],
-    options: { branch?: string; version?: number } = {},
+    options: { branch?: string; version?: number | string } = {},
   ) {
     return this.call("embed.vectors", { collection, keys, ...options }) as Promise<{
       version: number;
@@ -215,7 +219,8 @@ export class StoreClient {
 
 export interface SearchOptions {
   branch?: string;
-  version?: number;
+  /** A version number or a ref (branch name, BRANCH@VERSION, tag). */
+  version?: number | string;
   k?: number;
   mode?: "vector" | "keyword" | "hybrid";
   prefix?: string;

@@ -1,12 +1,16 @@
 /**
  * history.list: a branch's retained versions newest first (the head, the previous heads in
- * the branch record, then history rows), as receipts, paged by version.
+ * the branch record, then history rows), as receipts, paged by version. `before` is a ref:
+ * a number (a page's `next`) is taken as it is, retained or not; a name (branch head,
+ * `branch@version`, tag) is resolved, so "the history of main before the tag v1" or
+ * "before agent-7's head" is one request.
  */
 
 import type { VersionRecord } from "../codec/records.ts";
 import { type Receipt, receiptOf } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
 import { pageOf } from "./paging.ts";
+import { type Ref, resolveRef } from "./refs.ts";
 import { loadBranch } from "./versions.ts";
 
 /** Retained versions of a branch, newest first, strictly below `before` when given. */
@@ -36,11 +40,16 @@ export function listHistory(
   ctx: StoreContext,
   collection: string,
   branch: string,
-  before: number | undefined,
+  before: Ref | undefined,
   limit: number,
 ): HistoryPage {
+  // A number is a page cursor (the version need not be retained); a name is a ref.
+  const below =
+    typeof before === "string"
+      ? resolveRef(ctx, collection, branch, before).version.version
+      : before;
   const rows: Receipt[] = [];
-  for (const version of versionsOf(ctx, collection, branch, before)) {
+  for (const version of versionsOf(ctx, collection, branch, below)) {
     rows.push(receiptOf(version));
     if (rows.length > limit) break;
   }

@@ -339,7 +339,7 @@ export class Store {
     return this.#whenDurable(appendPrune(this.ctx, where, key, records, keep, author, "pipelined"));
   }
 
-  history(collection: string, branch: string, before?: number, limit?: number): HistoryPage {
+  history(collection: string, branch: string, before?: Ref, limit?: number): HistoryPage {
     this.#requireIdle();
     return listHistory(this.ctx, collection, branch, before, this.#page(limit));
   }

@@ -63,6 +63,8 @@ export interface ActArgs {
   readonly version?: number | string;
   readonly from?: number | string;
   readonly to?: number | string;
+  /** history.list's ref: the history listed is the request's branch, older than it. */
+  readonly before?: number | string;
   readonly into?: string;
   readonly key?: string;
   readonly keys?: readonly string[];
@@ -145,7 +147,17 @@ export const ACTS: Readonly<Record<string, Act>> = {
     field: "rows",
     resources: (d, a, row) => [readRecord(d, a, String(row.key))],
   },
-  "history.list": { kind: "one", resource: branch },
+  // The branch listed, and the one `before` names (its version bounds the page: a read).
+  "history.list": {
+    kind: "each",
+    resources: (d, a) => {
+      const own = a.branch ?? "main";
+      const named = refBranch(a.before, own);
+      return named === own
+        ? [branch(d, a)]
+        : [branch(d, a), branchResource(d, a.collection!, named)];
+    },
+  },
   "history.release": { kind: "one", resource: db },
   "changes.list": {
     kind: "rows",
@@ -194,7 +206,7 @@ export function tagRefsAsBranches(
 ): ActArgs {
   if (args.collection === undefined) return args;
   let out = args;
-  for (const field of ["version", "from", "to"] as const) {
+  for (const field of ["version", "from", "to", "before"] as const) {
     const ref = args[field];
     if (typeof ref !== "string" || ref.includes("@")) continue;
     const branch = tagBranch(args.collection, ref);

@@ -32,6 +32,11 @@ export interface ConnectIdpOptions {
   readonly warn?: (message: string) => void;
   /** Test seam for the HTTP bounds; production uses the spec's. */
   readonly bounds?: Partial<IdpHttpBounds>;
+  /**
+   * Test seam for the least time between key-set fetches for unknown key ids (production:
+   * JWKS_REFRESH_COOLDOWN_MS), so a rotation test need not wait out the 30 s cooldown.
+   */
+  readonly jwksCooldownMs?: number;
 }
 
 export async function connectIdp(
@@ -65,7 +70,13 @@ async function discover(
     evaluations: endpoint(authzen, "access_evaluations_endpoint", issuer, where),
   };
   // Passes carry the issuer exactly as the IdP names itself.
-  const verifier = new PassVerifier(http, jwksUri, oidc.issuer as string, database);
+  const verifier = new PassVerifier(
+    http,
+    jwksUri,
+    oidc.issuer as string,
+    database,
+    options.jwksCooldownMs,
+  );
   try {
     await verifier.load();
   } catch (error) {

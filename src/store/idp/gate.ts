@@ -4,8 +4,8 @@
  * an act (by the table in acts.ts) and, for a creating verb with placement, places what it
  * will create; the admission it returns says what to do with the verb's answer (leave denied
  * rows out of a page and count them, undo a placement the create did not use, remove the
- * placement of what a delete removed). Everything fails closed: no decision is an
- * `idp_unavailable` refusal, never an allowed act.
+ * placement of what a delete removed, seal the position a filtered page continues from).
+ * Everything fails closed: no decision is an `idp_unavailable` refusal, never an allowed act.
  */
 
 import { storeError } from "../errors.ts";
@@ -13,6 +13,7 @@ import { ACTS, type Act, type ActArgs, branchResource, collectionResource } from
 import type { Evaluator } from "./evaluation.ts";
 import type { PassVerifier, Principal } from "./passes.ts";
 import type { Placement } from "./placement.ts";
+import { PagePositions } from "./positions.ts";
 
 /** What to do with the verb's answer once it ran. */
 export interface Admission {
@@ -40,6 +41,7 @@ export interface IdpGateParts {
 
 export class IdpGate {
   readonly #parts: IdpGateParts;
+  readonly #positions = new PagePositions();
 
   constructor(parts: IdpGateParts) {
     this.#parts = parts;
@@ -47,6 +49,14 @@ export class IdpGate {
 
   verify(pass: string | undefined): Promise<Principal> {
     return this.#parts.verifier.verify(pass);
+  }
+
+  /**
+   * A request's raw args with the sealed page position it continues from opened (positions.ts):
+   * run before the args are decoded, since a sealed position is not a name or a key.
+   */
+  openPosition(verb: string, args: unknown): unknown {
+    return this.#positions.open(verb, args);
   }
 
   async admit(principal: Principal, verb: string, args: ActArgs): Promise<Admission> {
@@ -111,7 +121,13 @@ export class IdpGate {
       if (decisions.slice(at, at + n).every((d) => d)) kept.push(row);
       at += n;
     });
-    return { ...page, [act.field]: kept, denied: rows.length - kept.length };
+    // The position continues after the last row examined, which may be denied: sealed, so the
+    // page names no row it left out, and the next page starts exactly where this one ended.
+    return this.#positions.seal(verb, {
+      ...page,
+      [act.field]: kept,
+      denied: rows.length - kept.length,
+    });
   }
 
   /** Placement around the creating and deleting verbs (nothing without the app credential). */

@@ -52,11 +52,17 @@ export class PassVerifier {
   readonly #issuer: string;
   readonly #audience: string;
 
-  constructor(http: IdpHttp, jwksUri: URL, issuer: string, database: string) {
+  constructor(
+    http: IdpHttp,
+    jwksUri: URL,
+    issuer: string,
+    database: string,
+    cooldownMs = JWKS_REFRESH_COOLDOWN_MS,
+  ) {
     this.#issuer = issuer;
     this.#audience = storeAudience(database);
     this.#jwks = createRemoteJWKSet(jwksUri, {
-      cooldownDuration: JWKS_REFRESH_COOLDOWN_MS,
+      cooldownDuration: cooldownMs,
       cacheMaxAge: JWKS_MAX_AGE_MS,
       timeoutDuration: IDP_REQUEST_TIMEOUT_MS,
       [customFetch]: boundedFetch(http),

@@ -24,7 +24,6 @@ import {
   ref,
   sweep,
   type ToolSpec,
-  version,
 } from "./schemas.ts";
 import { SEARCH_TOOL } from "./search-tool.ts";
 import { VERSIONING_TOOLS } from "./versioning-tools.ts";
@@ -198,8 +197,10 @@ export const TOOLS: readonly ToolSpec[] = [
     name: "history_list",
     verb: "history.list",
     title: "Branch history",
-    description: "Lists a branch's commit receipts, newest first; next continues as before.",
-    inputSchema: input({ collection, branch, before: version, limit }, ["collection"]),
+    description:
+      "Lists a branch's commit receipts, newest first, older than `before` when given (a " +
+      "version number, a branch name, BRANCH@VERSION or a tag); next continues as before.",
+    inputSchema: input({ collection, branch, before: ref, limit }, ["collection"]),
     outputSchema: { type: "object", properties: { rows: { type: "array", items: receipt } } },
     readOnly: true,
     destructive: false,

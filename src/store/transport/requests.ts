@@ -202,7 +202,8 @@ export const requests = {
     author: optional(author),
     message: optional(message),
   }),
-  "history.list": object({ ...where, before: optional(version), limit: optional(limit) }),
+  // `before` is a ref: a number continues a page (`next`), a name starts below its version.
+  "history.list": object({ ...where, before: optional(ref), limit: optional(limit) }),
   "history.release": object({}),
   "changes.list": object({
     ...where,

@@ -423,16 +423,19 @@ function serveConnection(
     );
     principal.catch(() => {});
   };
-  const decided = (request: Request) => {
-    const admitted = principal!.then((who) =>
-      gate!.admit(
+  const decided = (sent: Request) => {
+    let request = sent;
+    const admitted = principal!.then((who) => {
+      // A sealed page position is opened first: the verb runs from the real one.
+      request = { ...sent, args: gate!.openPosition(sent.verb, sent.args) };
+      return gate!.admit(
         who,
         request.verb,
         tagRefsAsBranches(decodeArgs(request.verb, request.args) as ActArgs, (c, n) =>
           store.tagBranch(c, n),
         ),
-      ),
-    );
+      );
+    });
     admitted.catch(() => {});
     order = order.then(() =>
       admitted.then(

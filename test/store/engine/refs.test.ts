@@ -204,6 +204,45 @@ describe("merge outcomes", () => {
   });
 });
 
+describe("the ancestor search is bounded", () => {
+  test("beyond changes_node_budget versions: merge_ancestor_budget, nothing written", async () => {
+    const { store, reopen } = await freshStore({ changesNodeBudget: 8 });
+    store.createCollection(C);
+    store.put(main, [{ key: "a", value: 0 }]);
+    store.createBranch(C, "agent");
+    const sides = (from: number, to: number) => {
+      for (let i = from; i <= to; i++) {
+        store.put(main, [{ key: "m", value: i }]);
+        store.put(agent, [{ key: "g", value: i }]);
+      }
+    };
+    // Six versions since the fork: within a budget of eight.
+    sides(1, 3);
+    assert.equal(store.merge(C, "agent", "main").outcome, "merged");
+    // Eighteen since that merge (the merge commit is the next ancestor): over it.
+    sides(4, 12);
+    for (const dryRun of [false, true]) {
+      assert.equal(
+        code(() => store.merge(C, "agent", "main", { dryRun })),
+        "merge_ancestor_budget",
+      );
+    }
+    assert.deepEqual(
+      [store.get(main, "m").value, store.get(main, "g").value],
+      [12, 3],
+      "nothing was written",
+    );
+    assert.throws(
+      () => store.merge(C, "agent", "main"),
+      /more than changes_node_budget \(8\) versions back; merge the branches more often/,
+    );
+    // The same merge with the budget raised, as the refusal says.
+    const raised = await reopen({ changesNodeBudget: 64 });
+    assert.equal(raised.merge(C, "agent", "main").outcome, "merged");
+    assert.equal(raised.get(main, "g").value, 12);
+  });
+});
+
 describe("revert", () => {
   test("commits the inverse of one version; a key changed since is a conflict", async () => {
     const { store } = await freshStore();

@@ -134,6 +134,9 @@ const table: {
       ["tags.create", { collection: "notes", tag: "t-dev", branch: "dev" }, true],
       // A tag is read on the branch it was taken from, whatever the request's branch.
       ["document.get", { collection: "notes", key: "pub/0", version: "t-dev" }, true],
+      // history.list's `before` ref reads the branch it names (its head bounds the page).
+      ["history.list", { collection: "notes", branch: "dev", before: "t-dev" }, true],
+      ["history.list", { collection: "notes", branch: "dev", before: "main" }, "permission_denied"],
       ["tags.delete", { collection: "notes", tag: "t-dev" }, "permission_denied"],
       ["branches.revert", { collection: "notes", version: 1 }, "permission_denied"],
     ],
@@ -217,6 +220,106 @@ test("document.list and changes.list leave out denied records and count them", a
   }
 });
 
+/** Every string a page shows, as sent and decoded as base64url (a cursor in clear is). */
+function revealed(page: unknown): string {
+  const texts = [JSON.stringify(page)];
+  const visit = (value: unknown) => {
+    if (typeof value === "string") {
+      for (const text of [value, value.replace(/^~/, "")]) {
+        texts.push(Buffer.from(text, "base64url").toString("latin1"));
+      }
+    } else if (typeof value === "object" && value !== null) {
+      for (const v of Object.values(value)) visit(v);
+    }
+  };
+  visit(page);
+  return texts.join("\n");
+}
+
+/** Pages of `verb` from the start until the last, each page's position given back as `field`. */
+async function allPages(
+  client: StoreClient,
+  verb: string,
+  args: Record<string, unknown>,
+  position: { result: string; request: string },
+): Promise<Record<string, unknown>[]> {
+  const pages: Record<string, unknown>[] = [];
+  let at: unknown = null;
+  do {
+    const page = (await client.call(verb, {
+      ...args,
+      ...(at === null ? {} : { [position.request]: at }),
+    })) as Record<string, unknown>;
+    pages.push(page);
+    at = page[position.result];
+    // Six rows at most in these lists: a page that never ends is the bug under test.
+    assert.ok(pages.length <= 8, `${verb} did not end: ${JSON.stringify(pages)}`);
+  } while (at !== null);
+  return pages;
+}
+
+test("small pages never name a denied row, in rows or in the position they continue from", async () => {
+  const { pass } = await agent(idp, "reader-paged", [
+    ["read", `db/${DATABASE}/c/notes/b/main/p/pub/`],
+  ]);
+  const client = await served.connect(pass);
+  const list = { result: "next", request: "after" };
+  for (const limit of [1, 2, 3]) {
+    const docs = await allPages(client, "document.list", { collection: "notes", limit }, list);
+    // Exactly the allowed rows, in order, none repeated or lost; every denied row counted once.
+    assert.deepEqual(
+      docs.flatMap((p) => (p.rows as { key: string }[]).map((r) => r.key)),
+      ["pub/0", "pub/a", "pub/b"],
+    );
+    assert.equal(
+      docs.reduce((n, p) => n + (p.denied as number), 0),
+      2,
+    );
+    const changes = await allPages(
+      client,
+      "changes.list",
+      { collection: "notes", from: base, limit },
+      { result: "cursor", request: "cursor" },
+    );
+    assert.deepEqual(
+      changes.flatMap((p) => (p.changes as { key: string }[]).map((r) => r.key)).sort(),
+      ["pub/a", "pub/b"],
+    );
+    assert.equal(
+      changes.reduce((n, p) => n + (p.denied as number), 0),
+      2,
+    );
+    for (const page of [...docs, ...changes]) {
+      assert.doesNotMatch(revealed(page), /priv|HIDDEN/, JSON.stringify(page));
+    }
+  }
+  // A prefix grant covers no collection: every row of collections.list is denied, and the
+  // pages still end without naming one.
+  const collections = await allPages(client, "collections.list", { limit: 1 }, list);
+  assert.ok(collections.every((p) => (p.rows as unknown[]).length === 0));
+  for (const page of collections) assert.doesNotMatch(revealed(page), /notes|secret/);
+  // A position is good only for the verb it was sealed for, and only untouched.
+  const first = (await client.call("document.list", { collection: "notes", limit: 1 })) as {
+    next: string;
+  };
+  const forged = `${first.next.slice(0, -2)}${first.next.endsWith("AA") ? "BB" : "AA"}`;
+  for (const [verb, args] of [
+    ["document.list", { collection: "notes", after: forged }],
+    ["branches.list", { collection: "notes", after: first.next }],
+    ["changes.list", { collection: "notes", from: base, cursor: first.next }],
+  ] as const) {
+    assert.equal((await refusal(client.call(verb, args))).code, "invalid_cursor", verb);
+  }
+  // A position of the caller's own choosing is still taken as it is.
+  const own = (await client.call("document.list", { collection: "notes", after: "pub/0" })) as {
+    rows: { key: string }[];
+  };
+  assert.deepEqual(
+    own.rows.map((r) => r.key),
+    ["pub/a", "pub/b"],
+  );
+});
+
 test("a page of 1,000 records is decided in one batch request", async () => {
   const records = Array.from({ length: 1_000 }, (_, i) => ({
     key: `bulk/${String(i).padStart(4, "0")}`,
@@ -269,6 +372,32 @@ test("placement: a created collection is placed with its main branch, and a dele
   await admin2.call("collections.create", { collection: "placed" });
   const reader2 = await unplaced.connect(pass);
   assert.equal((await refusal(reader2.get("placed", "k"))).code, "permission_denied");
+});
+
+test("placement: a created branch is placed, and deleting the branch removes its placement", async () => {
+  await adminClient.call("collections.create", { collection: "branched" });
+  await adminClient.call("branches.create", { collection: "branched", branch: "feat" });
+  await adminClient.put("branched", [{ key: "k", value: "on-feat" }], { branch: "feat" });
+  const { pass } = await agent(idp, "reader-feat", [["read", `db/${DATABASE}/c/branched/b/feat`]]);
+  const reader = await served.connect(pass);
+  // A branch-level grant applies only to a placed branch: this read shows feat is placed.
+  assert.equal((await reader.get("branched", "k", { branch: "feat" })).value, "on-feat");
+  await adminClient.call("branches.delete", { collection: "branched", branch: "feat" });
+  assert.deepEqual(served.warnings, []);
+  // The collection stays placed; feat made again by a store without placement is not placed,
+  // so the same grant no longer covers it (it would, had the delete left feat's placement).
+  const unplaced = await idpStore(idp);
+  const admin2 = await unplaced.connect(admin.pass);
+  await admin2.call("collections.create", { collection: "branched" });
+  await admin2.call("branches.create", { collection: "branched", branch: "feat" });
+  await admin2.put("branched", [{ key: "k", value: "again" }], { branch: "feat" });
+  const reader2 = await unplaced.connect(pass);
+  const error = await refusal(reader2.get("branched", "k", { branch: "feat" }));
+  assert.equal(error.code, "permission_denied");
+  // The control: a branch still placed (main, placed with the collection) is covered.
+  grant(idp, "client:reader-feat", "read", `db/${DATABASE}/c/branched/b/main`);
+  await admin2.put("branched", [{ key: "m", value: "on-main" }]);
+  assert.equal((await reader2.get("branched", "m")).value, "on-main");
 });
 
 test("the IdP refuses a placement (placement freeze): the create is placement_failed and nothing is made", async () => {

@@ -140,6 +140,7 @@ export async function idpStore(
   options: {
     placement?: boolean;
     bounds?: Partial<IdpHttpBounds>;
+    jwksCooldownMs?: number;
     maxPage?: number;
     /** Services beside the store (embedding, search), made once the store exists. */
     services?: (store: Store, dataDir: string) => Promise<Partial<StoreServerOptions>>;
@@ -159,6 +160,7 @@ export async function idpStore(
       credential,
       warn: (m) => warnings.push(m),
       ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
+      ...(options.jwksCooldownMs === undefined ? {} : { jwksCooldownMs: options.jwksCooldownMs }),
     },
   );
   const { store, dir } = await freshStore({ maxPage: options.maxPage ?? 2_000 });

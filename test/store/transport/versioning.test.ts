@@ -215,3 +215,53 @@ test("query.run takes a ref", async () => {
     [1],
   );
 });
+
+test("history.list takes a ref as before: a branch, BRANCH@VERSION or a tag", async () => {
+  const served = await servedStore();
+  const client = await served.connect();
+  await client.call("collections.create", { collection: "h", message: "start" });
+  const put = async (message: string) =>
+    (await client.call("document.put", {
+      collection: "h",
+      key: "k",
+      value: message,
+      message,
+    })) as Receipt;
+  await put("a");
+  await client.call("tags.create", { collection: "h", tag: "at-a" });
+  const b = await put("b");
+  await client.call("branches.create", { collection: "h", branch: "side" });
+  await put("c");
+  const page = async (before: number | string, limit?: number) =>
+    (await client.call("history.list", {
+      collection: "h",
+      before,
+      ...(limit === undefined ? {} : { limit }),
+    })) as {
+      rows: Receipt[];
+      next: number | null;
+    };
+  const messages = async (before: number | string) =>
+    (await page(before)).rows.map((r) => r.message);
+  assert.deepEqual(await messages("main"), ["b", "a", "start"], "older than main's head");
+  assert.deepEqual(await messages(`main@${b.version}`), ["a", "start"]);
+  assert.deepEqual(await messages("at-a"), ["start"], "a tag");
+  // Another branch's head bounds this branch's history (side was made at b).
+  assert.deepEqual(await messages("side"), ["a", "start"]);
+  assert.deepEqual(await messages(b.version), ["a", "start"], "a number, as before");
+  // A ref starts the listing; the number in `next` continues it.
+  const first = await page("main", 1);
+  assert.deepEqual(
+    first.rows.map((r) => r.message),
+    ["b"],
+  );
+  assert.deepEqual(
+    (await page(first.next!, 1)).rows.map((r) => r.message),
+    ["a"],
+  );
+  await refused(client.call("history.list", { collection: "h", before: "nope" }), "ref_not_found");
+  await refused(
+    client.call("history.list", { collection: "h", before: "main@999999" }),
+    "version_not_found",
+  );
+});
