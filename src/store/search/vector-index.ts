@@ -8,7 +8,10 @@
  * between requests, the first time a branch with at least `indexMin` records is searched;
  * until it is ready searches are exact. Indexes are checkpointed (hnsw.ts) at most every
  * `CHECKPOINT_MS` and at close, so a store killed at any point reopens with its last
- * checkpoint and catches up from there.
+ * checkpoint and catches up from there. Each index holds its version from release
+ * (`Store.hold`) until it has caught up past it, so retention never takes the start of
+ * the diff an index needs: a release leads to no rebuild. The hold trails the head by at
+ * most one background round while the store is idle.
  */
 
 import { createHash } from "node:crypto";
@@ -37,6 +40,8 @@ const BUILD_BATCH = 64;
 const BUILD_STEP_MS = 50;
 /** Least time between two checkpoints of one index. */
 export const CHECKPOINT_MS = 2000;
+/** The holder name of the vector indexes' versions (`Store.hold`). */
+const HOLDER = "search.vectors";
 
 interface Head {
   readonly collection: string;
@@ -76,14 +81,18 @@ export function embeddedHead(
 }
 
 export class VectorIndexes {
+  readonly #store: Store;
   readonly #dir: string;
   readonly #indexMin: number;
   readonly #log: Logger;
   readonly #heads = new Map<string, Head>();
   /** The last diff applied to an index: its records and the time it took (benchmarks). */
   lastUpdate: { records: number; ms: number } | undefined;
+  /** Full builds finished since the store opened (each one reads every vector of a head). */
+  builds = 0;
 
-  constructor(dataDir: string, indexMin: number, log: Logger) {
+  constructor(store: Store, dataDir: string, indexMin: number, log: Logger) {
+    this.#store = store;
     this.#dir = join(dataDir, "search", "vectors");
     this.#indexMin = indexMin;
     this.#log = log;
@@ -100,6 +109,7 @@ export class VectorIndexes {
         const checkpoint = JSON.parse(readFileSync(join(this.#dir, file), "utf8")) as Checkpoint;
         const head = this.#head(checkpoint.collection, checkpoint.branch);
         head.checkpoint = checkpoint;
+        this.#hold(head, checkpoint.version);
         named.add(file).add(checkpoint.index).add(checkpoint.labels);
       } catch {
         // A damaged checkpoint name: the index is rebuilt when next searched.
@@ -108,6 +118,11 @@ export class VectorIndexes {
     for (const file of readdirSync(this.#dir)) {
       if (!named.has(file)) rmSync(join(this.#dir, file), { force: true });
     }
+  }
+
+  /** Keeps the companion version `version` of the head's branch from release (undefined: none). */
+  #hold(head: Head, version: number | undefined): void {
+    this.#store.hold(HOLDER, companionOf(head.collection), head.branch, version);
   }
 
   #head(collection: string, branch: string): Head {
@@ -166,6 +181,7 @@ export class VectorIndexes {
         `search index checkpoint unreadable, rebuilding: ${(error as Error).message}`,
       );
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
     }
   }
 
@@ -181,8 +197,10 @@ export class VectorIndexes {
       most,
     );
     if (diff === "gone") {
+      // Only if the index's version was released before it was held (an older store).
       head.index = undefined;
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
       return false;
     }
     if (diff === "too_many") return false;
@@ -193,6 +211,7 @@ export class VectorIndexes {
         .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
     );
     index.version = version;
+    this.#hold(head, version);
     this.lastUpdate = { records: diff.length, ms: performance.now() - start };
     return true;
   }
@@ -204,6 +223,7 @@ export class VectorIndexes {
       version,
     });
     head.build = { scan, version, index: undefined };
+    this.#hold(head, version);
   }
 
   /**
@@ -279,13 +299,14 @@ export class VectorIndexes {
     build.scan.close();
     head.build = undefined;
     if (build.index !== undefined) {
+      this.builds++;
       head.index = build.index;
       this.#save(head, build.index);
       this.#log.info(
         { collection: head.collection, branch: head.branch, records: build.index.records },
         "search index built",
       );
-    }
+    } else this.#hold(head, undefined);
     return true;
   }
 
@@ -309,6 +330,7 @@ export class VectorIndexes {
         continue;
       head.build?.scan.close();
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
       this.#heads.delete(name);
     }
   }
@@ -327,7 +349,7 @@ export class VectorIndexes {
     return index.search(question, k);
   }
 
-  stats(): { indexes: number; records: number; bytes: number } {
+  stats(): { indexes: number; records: number; bytes: number; builds: number } {
     let records = 0;
     let bytes = 0;
     for (const head of this.#heads.values()) {
@@ -341,6 +363,6 @@ export class VectorIndexes {
     const indexes = [...this.#heads.values()].filter(
       (h) => h.index !== undefined || h.checkpoint !== undefined,
     ).length;
-    return { indexes, records, bytes };
+    return { indexes, records, bytes, builds: this.builds };
   }
 }
