@@ -35,6 +35,7 @@ import { exactSearch, type VectorHit } from "./exact.ts";
 import { fuseRanks } from "./fuse.ts";
 import { type KeywordHit, type KeywordIndex, KeywordIndexes } from "./keyword.ts";
 import { QuestionBatches } from "./questions.ts";
+import { type Trace, traced } from "./trace.ts";
 import { embeddedHead, VectorIndexes } from "./vector-index.ts";
 import { companionRecords, dataRecords } from "./vectors.ts";
 
@@ -82,6 +83,8 @@ const KEYWORD_HOLDER = "search.keywords";
 export interface SearchOptions {
   readonly dataDir: string;
   readonly indexMin?: number;
+  /** Trace lines of index updates (trace.ts), when SKEIN_SEARCH_TRACE=1. */
+  readonly trace?: Trace | undefined;
 }
 
 export class SearchService {
@@ -91,6 +94,7 @@ export class SearchService {
   readonly #keywords: KeywordIndexes;
   readonly #vectors: VectorIndexes;
   readonly #questions: QuestionBatches;
+  readonly #trace: Trace | undefined;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
   /** Keyword indexes built whole (not from a diff) since the store opened. */
@@ -101,6 +105,7 @@ export class SearchService {
     this.#embed = embed;
     this.#questions = new QuestionBatches(embed);
     this.#log = log;
+    this.#trace = options.trace;
     const dir = join(options.dataDir, "search");
     mkdirSync(dir, { recursive: true });
     this.#keywords = new KeywordIndexes(join(dir, "keyword.sqlite"));
@@ -109,6 +114,7 @@ export class SearchService {
       options.dataDir,
       options.indexMin ?? INDEX_MIN_RECORDS,
       log,
+      options.trace,
     );
     for (const index of this.#keywords.all()) this.#holdKeywords(index);
   }
@@ -279,12 +285,9 @@ export class SearchService {
       if (caught !== undefined) return caught;
     }
     const texts = keywordTexts(this.#store, { ...where, version }, path);
-    const built = this.#keywords.rebuild(
-      args.collection,
-      args.branch,
-      binding.field,
-      version,
-      texts,
+    const event = { index: "keyword" as const, update: "rebuild" as const, ...where };
+    const built = traced(this.#trace, event, () =>
+      this.#keywords.rebuild(args.collection, args.branch, binding.field, version, texts),
     );
     this.#keywordBuilds++;
     this.#holdKeywords(built);
@@ -309,7 +312,10 @@ export class SearchService {
       if (text === undefined) deletes.push(change.key);
       else puts.push({ key: change.key, text });
     }
-    const caught = this.#keywords.apply(index, { puts, deletes }, version);
+    const event = { index: "keyword" as const, update: "catch_up" as const, ...where };
+    const caught = traced(this.#trace, { ...event, records: diff.length }, () =>
+      this.#keywords.apply(index, { puts, deletes }, version),
+    );
     this.#holdKeywords(caught);
     return caught;
   }

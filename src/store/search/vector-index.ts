@@ -25,6 +25,7 @@ import type { RecordScan, RecordText, Store } from "../engine/index.ts";
 import { readDiff } from "./diff.ts";
 import type { VectorHit } from "./exact.ts";
 import { type Checkpoint, HnswIndex, removeCheckpointFiles } from "./hnsw.ts";
+import { type Trace, type TraceEvent, traced } from "./trace.ts";
 import { decodeStored } from "./vectors.ts";
 
 /**
@@ -56,6 +57,7 @@ interface Head {
 interface Build {
   readonly scan: RecordScan;
   readonly version: number;
+  readonly event: TraceEvent;
   index: HnswIndex | undefined;
 }
 
@@ -85,14 +87,16 @@ export class VectorIndexes {
   readonly #dir: string;
   readonly #indexMin: number;
   readonly #log: Logger;
+  readonly #trace: Trace | undefined;
   readonly #heads = new Map<string, Head>();
   /** The last diff applied to an index: its records and the time it took (benchmarks). */
   lastUpdate: { records: number; ms: number } | undefined;
   /** Full builds finished since the store opened (each one reads every vector of a head). */
   builds = 0;
 
-  constructor(store: Store, dataDir: string, indexMin: number, log: Logger) {
+  constructor(store: Store, dataDir: string, indexMin: number, log: Logger, trace?: Trace) {
     this.#store = store;
+    this.#trace = trace;
     this.#dir = join(dataDir, "search", "vectors");
     this.#indexMin = indexMin;
     this.#log = log;
@@ -204,13 +208,16 @@ export class VectorIndexes {
       return false;
     }
     if (diff === "too_many") return false;
-    for (const change of diff) if (change.type === "removed") index.remove(change.key);
-    index.set(
-      diff
-        .filter((c) => c.type !== "removed")
-        .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
-    );
-    index.version = version;
+    const event = this.#event(head, "catch_up", diff.length);
+    traced(this.#trace, event, () => {
+      for (const change of diff) if (change.type === "removed") index.remove(change.key);
+      index.set(
+        diff
+          .filter((c) => c.type !== "removed")
+          .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
+      );
+      index.version = version;
+    });
     this.#hold(head, version);
     this.lastUpdate = { records: diff.length, ms: performance.now() - start };
     return true;
@@ -222,8 +229,10 @@ export class VectorIndexes {
       branch: head.branch,
       version,
     });
-    head.build = { scan, version, index: undefined };
+    const event = this.#event(head, "build");
+    head.build = { scan, version, event, index: undefined };
     this.#hold(head, version);
+    this.#trace?.(event, "start");
   }
 
   /**
@@ -298,6 +307,7 @@ export class VectorIndexes {
     if (batch.length > 0) return true;
     build.scan.close();
     head.build = undefined;
+    this.#trace?.(build.event, "end");
     if (build.index !== undefined) {
       this.builds++;
       head.index = build.index;
@@ -312,9 +322,15 @@ export class VectorIndexes {
 
   #save(head: Head, index: HnswIndex): void {
     const previous = head.checkpoint;
-    head.checkpoint = index.save(this.#dir, head.name, head);
+    const event = this.#event(head, "checkpoint", index.records);
+    head.checkpoint = traced(this.#trace, event, () => index.save(this.#dir, head.name, head));
     head.savedAt = performance.now();
     if (previous !== undefined) removeCheckpointFiles(this.#dir, previous);
+  }
+
+  #event(head: Head, update: TraceEvent["update"], records?: number): TraceEvent {
+    const where = { index: "vector" as const, update, collection: head.collection };
+    return { ...where, branch: head.branch, ...(records === undefined ? {} : { records }) };
   }
 
   #forgetFiles(head: Head): void {
