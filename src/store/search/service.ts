@@ -99,6 +99,12 @@ export class SearchService {
   #timer: NodeJS.Timeout | undefined;
   /** Keyword indexes built whole (not from a diff) since the store opened. */
   #keywordBuilds = 0;
+  /**
+   * Keyword indexes the background could not catch up (the diff too long), by id, with the
+   * version they were at: they let go of their hold, so retention is not held back, and
+   * wait for a search to move them (which holds again).
+   */
+  readonly #keywordsBehind = new Map<number, number>();
 
   constructor(store: Store, embed: EmbedService, options: SearchOptions, log: Logger) {
     this.#store = store;
@@ -330,11 +336,16 @@ export class SearchService {
     for (const index of this.#keywords.all()) {
       const binding = bindings.get(index.collection);
       if (binding === undefined || binding.field !== index.field) continue;
+      if (this.#keywordsBehind.get(index.id) === index.version) continue;
       try {
         const head = headVersion(this.#store, index.collection, index.branch);
         if (head === index.version) continue;
         const path = parseFieldPath(binding.field);
         if (this.#catchUpKeywords(index, path, head, KEYWORD_BACKGROUND_MOST)) worked = true;
+        else {
+          this.#keywordsBehind.set(index.id, index.version);
+          this.#holdKeywords(index, undefined);
+        }
       } catch (error) {
         // A branch deleted meanwhile is dropped by #dropGone; anything else waits for a search.
         this.#log.debug(
