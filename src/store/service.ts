@@ -21,6 +21,7 @@ import { startMetricsListener } from "./metrics/listener.ts";
 import { StoreMetrics } from "./metrics/registry.ts";
 import { QueryService } from "./query/service.ts";
 import { SearchService } from "./search/service.ts";
+import { searchTrace } from "./search/trace.ts";
 import {
   commitStartup,
   planStartup,
@@ -198,7 +199,7 @@ function startSearch(
   if (embed === null) return null;
   const min = env.SKEIN_SEARCH_INDEX_MIN;
   const indexMin = min !== undefined && /^\d+$/.test(min) ? Number(min) : undefined;
-  return new SearchService(store, embed, { dataDir, indexMin }, log);
+  return new SearchService(store, embed, { dataDir, indexMin, trace: searchTrace(env) }, log);
 }
 
 /** The engine's settings from the decoded service file (the spec's names in comments). */

@@ -56,6 +56,13 @@ export class StoreContext {
    * them too, so a version released while a query reads it stays whole until it ends.
    */
   readonly pinnedRoots = new Set<{ readonly roots: readonly (string | null)[] }>();
+  /**
+   * Versions that derived data still reads from, by branch id and holder: a search index is
+   * caught up by the diff from the version it holds, which must stay retained until it has
+   * moved on. The release driver keeps a held history row and every newer one of its
+   * branch. In memory only: holders hold again when the store opens.
+   */
+  readonly holds = new Map<string, Map<string, number>>();
 
   constructor(db: StoreDatabase, settings: EngineSettings, meta: MetaRecord, nextVersion: number) {
     this.db = db;

@@ -12,7 +12,9 @@
  * count. Both protections keep a branch's newest rows, so a branch's releasable rows are
  * its oldest ones: rows protected by `keep.versions` are skipped by count, without being
  * read, and the first row protected by age ends the branch's turn (the rows after it are
- * newer; a clock set back can only make this keep more). Branches take turns: a release
+ * newer; a clock set back can only make this keep more). A version held by derived data
+ * (`StoreContext.holds`: a search index's version, the start of the diff that catches it
+ * up) ends the turn the same way, so it and every newer row stay. Branches take turns: a release
  * starts at the branch after the last one it released from (in (collection, branch)
  * order, wrapping around), visits each branch at most once, and within a branch goes
  * oldest first. So rows of the first branches that may not go cannot use up every
@@ -28,7 +30,7 @@
 
 import type { BranchRecord } from "../codec/records.ts";
 import type { BranchKey, HistoryKey } from "../lmdb/database.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
 
 export interface ReleaseResult {
@@ -118,14 +120,21 @@ function releasable(
   const inRecord = 1 + branch.kept.length;
   const byRank = count - Math.max(0, policy.keepVersions - inRecord);
   if (byRank <= 0) return { rows: [], read: 0 };
+  const held = oldestHold(ctx, collection, name);
   const rows: HistoryKey[] = [];
   let read = 0;
   for (const { value } of ctx.db.history.getRange(range(Math.min(byRank, budget)))) {
     read++;
-    if (value.time >= policy.cutoff) break;
+    if (value.time >= policy.cutoff || value.version >= held) break;
     rows.push([collection, name, value.version]);
   }
   return { rows, read };
+}
+
+/** The oldest version of a branch some holder keeps (infinity when none). */
+function oldestHold(ctx: StoreContext, collection: string, branch: string): number {
+  const holders = ctx.holds.get(branchId(collection, branch));
+  return holders === undefined ? Number.POSITIVE_INFINITY : Math.min(...holders.values());
 }
 
 /** Called after each branch advance: runs a release every `release_batch` advances. */

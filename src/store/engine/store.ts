@@ -29,7 +29,7 @@ import {
   listCollections,
 } from "./collections.ts";
 import { type Committed, type Receipt, type Signed, signed } from "./commit.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
 import {
   type DocumentRecord,
   deleteDocuments,
@@ -353,6 +353,25 @@ export class Store {
   release(now?: number): ReleaseResult {
     this.#requireIdle();
     return release(this.ctx, now);
+  }
+
+  /**
+   * Keeps `version` of a branch, and every newer one, from release on behalf of `holder`
+   * (a search index, until it has caught up past it); undefined lets go.
+   */
+  hold(holder: string, collection: string, branch: string, version: number | undefined): void {
+    const id = branchId(collection, branch);
+    let holders = this.ctx.holds.get(id);
+    if (version === undefined) {
+      holders?.delete(holder);
+      if (holders?.size === 0) this.ctx.holds.delete(id);
+      return;
+    }
+    if (holders === undefined) {
+      holders = new Map();
+      this.ctx.holds.set(id, holders);
+    }
+    holders.set(holder, version);
   }
 
   /** `release` with a stepped sweep: the rows are released when this returns. */

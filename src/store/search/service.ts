@@ -7,7 +7,7 @@
  * - At the branch head: the HNSW index (vector-index.ts) when the branch has enough
  *   records and the index is at, or within a small diff of, the head; else exact search.
  *   The keyword index (keyword.ts) is caught up from the diff since its version, in the
- *   request. So results always reflect the version asked for.
+ *   request (and in the background rounds). So results always reflect the version asked for.
  * - At a past version, with a prefix (vectors) or with `exact`: exact search over the
  *   stored vectors of that version; at a past version or with `exact`, BM25 over that
  *   version's texts in a throwaway index.
@@ -15,7 +15,9 @@
  *   most `EMBED_WAIT_MS`, then refused (`embed_version_not_embedded`).
  *
  * Indexes are derived data under `DATA_DIR/search/`: dropped with their branch or
- * collection, rebuilt when their files are damaged, caught up after a crash.
+ * collection, rebuilt when their files are damaged, caught up after a crash. Each holds its
+ * version from release (`Store.hold`) until it has caught up past it, so retention never
+ * forces a rebuild.
  */
 
 import { mkdirSync } from "node:fs";
@@ -33,6 +35,7 @@ import { exactSearch, type VectorHit } from "./exact.ts";
 import { fuseRanks } from "./fuse.ts";
 import { type KeywordHit, type KeywordIndex, KeywordIndexes } from "./keyword.ts";
 import { QuestionBatches } from "./questions.ts";
+import { type Trace, traced } from "./trace.ts";
 import { embeddedHead, VectorIndexes } from "./vector-index.ts";
 import { companionRecords, dataRecords } from "./vectors.ts";
 
@@ -72,10 +75,16 @@ export const hybridDepth = (k: number): number => Math.max(2 * k, 20);
 export const INDEX_MIN_RECORDS = 1024;
 /** Background rounds: how often idle indexes look for new commits. */
 const POLL_MS = 200;
+/** Most changed records a background round applies to a keyword index (more: the next search rebuilds). */
+const KEYWORD_BACKGROUND_MOST = 200_000;
+/** The holder name of the keyword indexes' versions (`Store.hold`). */
+const KEYWORD_HOLDER = "search.keywords";
 
 export interface SearchOptions {
   readonly dataDir: string;
   readonly indexMin?: number;
+  /** Trace lines of index updates (trace.ts), when SKEIN_SEARCH_TRACE=1. */
+  readonly trace?: Trace | undefined;
 }
 
 export class SearchService {
@@ -85,18 +94,39 @@ export class SearchService {
   readonly #keywords: KeywordIndexes;
   readonly #vectors: VectorIndexes;
   readonly #questions: QuestionBatches;
+  readonly #trace: Trace | undefined;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
+  /** Keyword indexes built whole (not from a diff) since the store opened. */
+  #keywordBuilds = 0;
+  /**
+   * Keyword indexes the background could not catch up (the diff too long), by id, with the
+   * version they were at: they let go of their hold, so retention is not held back, and
+   * wait for a search to move them (which holds again).
+   */
+  readonly #keywordsBehind = new Map<number, number>();
 
   constructor(store: Store, embed: EmbedService, options: SearchOptions, log: Logger) {
     this.#store = store;
     this.#embed = embed;
     this.#questions = new QuestionBatches(embed);
     this.#log = log;
+    this.#trace = options.trace;
     const dir = join(options.dataDir, "search");
     mkdirSync(dir, { recursive: true });
     this.#keywords = new KeywordIndexes(join(dir, "keyword.sqlite"));
-    this.#vectors = new VectorIndexes(options.dataDir, options.indexMin ?? INDEX_MIN_RECORDS, log);
+    this.#vectors = new VectorIndexes(
+      store,
+      options.dataDir,
+      options.indexMin ?? INDEX_MIN_RECORDS,
+      log,
+      options.trace,
+    );
+    for (const index of this.#keywords.all()) this.#holdKeywords(index);
+  }
+
+  #holdKeywords(index: KeywordIndex, version: number | undefined = index.version): void {
+    this.#store.hold(KEYWORD_HOLDER, index.collection, index.branch, version);
   }
 
   /** Starts the background rounds (builds, catching up, checkpoints, dropping). */
@@ -107,6 +137,7 @@ export class SearchService {
       if (!this.#store.busy) {
         worked = this.#vectors.step(this.#store);
         this.#dropGone();
+        if (this.#stepKeywords()) worked = true;
       }
       this.#timer = setTimeout(round, worked ? 0 : POLL_MS);
     };
@@ -256,21 +287,74 @@ export class SearchService {
     const where = { collection: args.collection, branch: args.branch };
     if (index !== undefined && index.field === binding.field && index.version <= version) {
       if (index.version === version) return index;
-      const diff = readDiff(this.#store, where, index.version, version, Number.POSITIVE_INFINITY);
-      if (diff !== "gone" && diff !== "too_many") {
-        const puts: { key: string; text: string }[] = [];
-        const deletes: string[] = [];
-        for (const change of diff) {
-          const text = change.type === "removed" ? undefined : fieldText(change.to, path);
-          if (change.type === "modified" && text === fieldText(change.from, path)) continue;
-          if (text === undefined) deletes.push(change.key);
-          else puts.push({ key: change.key, text });
-        }
-        return this.#keywords.apply(index, { puts, deletes }, version);
-      }
+      const caught = this.#catchUpKeywords(index, path, version, Number.POSITIVE_INFINITY);
+      if (caught !== undefined) return caught;
     }
     const texts = keywordTexts(this.#store, { ...where, version }, path);
-    return this.#keywords.rebuild(args.collection, args.branch, binding.field, version, texts);
+    const event = { index: "keyword" as const, update: "rebuild" as const, ...where };
+    const built = traced(this.#trace, event, () =>
+      this.#keywords.rebuild(args.collection, args.branch, binding.field, version, texts),
+    );
+    this.#keywordBuilds++;
+    this.#holdKeywords(built);
+    return built;
+  }
+
+  /** The index moved to `version` by the diff since its version; undefined when there is none. */
+  #catchUpKeywords(
+    index: KeywordIndex,
+    path: (string | number)[],
+    version: number,
+    most: number,
+  ): KeywordIndex | undefined {
+    const where = { collection: index.collection, branch: index.branch };
+    const diff = readDiff(this.#store, where, index.version, version, most);
+    if (diff === "gone" || diff === "too_many") return undefined;
+    const puts: { key: string; text: string }[] = [];
+    const deletes: string[] = [];
+    for (const change of diff) {
+      const text = change.type === "removed" ? undefined : fieldText(change.to, path);
+      if (change.type === "modified" && text === fieldText(change.from, path)) continue;
+      if (text === undefined) deletes.push(change.key);
+      else puts.push({ key: change.key, text });
+    }
+    const event = { index: "keyword" as const, update: "catch_up" as const, ...where };
+    const caught = traced(this.#trace, { ...event, records: diff.length }, () =>
+      this.#keywords.apply(index, { puts, deletes }, version),
+    );
+    this.#holdKeywords(caught);
+    return caught;
+  }
+
+  /**
+   * Catches the keyword indexes up to their heads between requests, so the versions they
+   * hold from release trail the heads (a search would catch them up anyway). True if any moved.
+   */
+  #stepKeywords(): boolean {
+    let worked = false;
+    const bindings = readBindings(this.#store);
+    for (const index of this.#keywords.all()) {
+      const binding = bindings.get(index.collection);
+      if (binding === undefined || binding.field !== index.field) continue;
+      if (this.#keywordsBehind.get(index.id) === index.version) continue;
+      try {
+        const head = headVersion(this.#store, index.collection, index.branch);
+        if (head === index.version) continue;
+        const path = parseFieldPath(binding.field);
+        if (this.#catchUpKeywords(index, path, head, KEYWORD_BACKGROUND_MOST)) worked = true;
+        else {
+          this.#keywordsBehind.set(index.id, index.version);
+          this.#holdKeywords(index, undefined);
+        }
+      } catch (error) {
+        // A branch deleted meanwhile is dropped by #dropGone; anything else waits for a search.
+        this.#log.debug(
+          { collection: index.collection, branch: index.branch },
+          `keyword index: ${(error as Error).message}`,
+        );
+      }
+    }
+    return worked;
   }
 
   /** The last diff applied to an HNSW index (records, ms): a benchmark's figure. */
@@ -294,6 +378,10 @@ export class SearchService {
 
   /** Drops the indexes of a deleted branch (or of every branch of a deleted collection). */
   forget(collection: string, branch?: string): void {
+    for (const index of this.#keywords.all()) {
+      if (index.collection === collection && (branch === undefined || index.branch === branch))
+        this.#holdKeywords(index, undefined);
+    }
     this.#keywords.drop(collection, branch);
     this.#vectors.forget(collection, branch);
   }
@@ -304,6 +392,8 @@ export class SearchService {
     vector_indexes: number;
     vector_records: number;
     vector_bytes: number;
+    vector_builds: number;
+    keyword_builds: number;
   } {
     const vectors = this.#vectors.stats();
     return {
@@ -312,6 +402,8 @@ export class SearchService {
       vector_indexes: vectors.indexes,
       vector_records: vectors.records,
       vector_bytes: vectors.bytes,
+      vector_builds: vectors.builds,
+      keyword_builds: this.#keywordBuilds,
     };
   }
 

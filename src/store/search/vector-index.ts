@@ -8,7 +8,10 @@
  * between requests, the first time a branch with at least `indexMin` records is searched;
  * until it is ready searches are exact. Indexes are checkpointed (hnsw.ts) at most every
  * `CHECKPOINT_MS` and at close, so a store killed at any point reopens with its last
- * checkpoint and catches up from there.
+ * checkpoint and catches up from there. Each index holds its version from release
+ * (`Store.hold`) until it has caught up past it, so retention never takes the start of
+ * the diff an index needs: a release leads to no rebuild. The hold trails the head by at
+ * most one background round while the store is idle.
  */
 
 import { createHash } from "node:crypto";
@@ -22,6 +25,7 @@ import type { RecordScan, RecordText, Store } from "../engine/index.ts";
 import { readDiff } from "./diff.ts";
 import type { VectorHit } from "./exact.ts";
 import { type Checkpoint, HnswIndex, removeCheckpointFiles } from "./hnsw.ts";
+import { type Trace, type TraceEvent, traced } from "./trace.ts";
 import { decodeStored } from "./vectors.ts";
 
 /**
@@ -37,6 +41,8 @@ const BUILD_BATCH = 64;
 const BUILD_STEP_MS = 50;
 /** Least time between two checkpoints of one index. */
 export const CHECKPOINT_MS = 2000;
+/** The holder name of the vector indexes' versions (`Store.hold`). */
+const HOLDER = "search.vectors";
 
 interface Head {
   readonly collection: string;
@@ -51,6 +57,7 @@ interface Head {
 interface Build {
   readonly scan: RecordScan;
   readonly version: number;
+  readonly event: TraceEvent;
   index: HnswIndex | undefined;
 }
 
@@ -76,14 +83,20 @@ export function embeddedHead(
 }
 
 export class VectorIndexes {
+  readonly #store: Store;
   readonly #dir: string;
   readonly #indexMin: number;
   readonly #log: Logger;
+  readonly #trace: Trace | undefined;
   readonly #heads = new Map<string, Head>();
   /** The last diff applied to an index: its records and the time it took (benchmarks). */
   lastUpdate: { records: number; ms: number } | undefined;
+  /** Full builds finished since the store opened (each one reads every vector of a head). */
+  builds = 0;
 
-  constructor(dataDir: string, indexMin: number, log: Logger) {
+  constructor(store: Store, dataDir: string, indexMin: number, log: Logger, trace?: Trace) {
+    this.#store = store;
+    this.#trace = trace;
     this.#dir = join(dataDir, "search", "vectors");
     this.#indexMin = indexMin;
     this.#log = log;
@@ -100,6 +113,7 @@ export class VectorIndexes {
         const checkpoint = JSON.parse(readFileSync(join(this.#dir, file), "utf8")) as Checkpoint;
         const head = this.#head(checkpoint.collection, checkpoint.branch);
         head.checkpoint = checkpoint;
+        this.#hold(head, checkpoint.version);
         named.add(file).add(checkpoint.index).add(checkpoint.labels);
       } catch {
         // A damaged checkpoint name: the index is rebuilt when next searched.
@@ -108,6 +122,11 @@ export class VectorIndexes {
     for (const file of readdirSync(this.#dir)) {
       if (!named.has(file)) rmSync(join(this.#dir, file), { force: true });
     }
+  }
+
+  /** Keeps the companion version `version` of the head's branch from release (undefined: none). */
+  #hold(head: Head, version: number | undefined): void {
+    this.#store.hold(HOLDER, companionOf(head.collection), head.branch, version);
   }
 
   #head(collection: string, branch: string): Head {
@@ -166,6 +185,7 @@ export class VectorIndexes {
         `search index checkpoint unreadable, rebuilding: ${(error as Error).message}`,
       );
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
     }
   }
 
@@ -181,18 +201,24 @@ export class VectorIndexes {
       most,
     );
     if (diff === "gone") {
+      // Only if the index's version was released before it was held (an older store).
       head.index = undefined;
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
       return false;
     }
     if (diff === "too_many") return false;
-    for (const change of diff) if (change.type === "removed") index.remove(change.key);
-    index.set(
-      diff
-        .filter((c) => c.type !== "removed")
-        .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
-    );
-    index.version = version;
+    const event = this.#event(head, "catch_up", diff.length);
+    traced(this.#trace, event, () => {
+      for (const change of diff) if (change.type === "removed") index.remove(change.key);
+      index.set(
+        diff
+          .filter((c) => c.type !== "removed")
+          .map((c) => ({ key: c.key, windows: decodeStored(c.to) })),
+      );
+      index.version = version;
+    });
+    this.#hold(head, version);
     this.lastUpdate = { records: diff.length, ms: performance.now() - start };
     return true;
   }
@@ -203,7 +229,10 @@ export class VectorIndexes {
       branch: head.branch,
       version,
     });
-    head.build = { scan, version, index: undefined };
+    const event = this.#event(head, "build");
+    head.build = { scan, version, event, index: undefined };
+    this.#hold(head, version);
+    this.#trace?.(event, "start");
   }
 
   /**
@@ -278,22 +307,30 @@ export class VectorIndexes {
     if (batch.length > 0) return true;
     build.scan.close();
     head.build = undefined;
+    this.#trace?.(build.event, "end");
     if (build.index !== undefined) {
+      this.builds++;
       head.index = build.index;
       this.#save(head, build.index);
       this.#log.info(
         { collection: head.collection, branch: head.branch, records: build.index.records },
         "search index built",
       );
-    }
+    } else this.#hold(head, undefined);
     return true;
   }
 
   #save(head: Head, index: HnswIndex): void {
     const previous = head.checkpoint;
-    head.checkpoint = index.save(this.#dir, head.name, head);
+    const event = this.#event(head, "checkpoint", index.records);
+    head.checkpoint = traced(this.#trace, event, () => index.save(this.#dir, head.name, head));
     head.savedAt = performance.now();
     if (previous !== undefined) removeCheckpointFiles(this.#dir, previous);
+  }
+
+  #event(head: Head, update: TraceEvent["update"], records?: number): TraceEvent {
+    const where = { index: "vector" as const, update, collection: head.collection };
+    return { ...where, branch: head.branch, ...(records === undefined ? {} : { records }) };
   }
 
   #forgetFiles(head: Head): void {
@@ -309,6 +346,7 @@ export class VectorIndexes {
         continue;
       head.build?.scan.close();
       this.#forgetFiles(head);
+      this.#hold(head, undefined);
       this.#heads.delete(name);
     }
   }
@@ -327,7 +365,7 @@ export class VectorIndexes {
     return index.search(question, k);
   }
 
-  stats(): { indexes: number; records: number; bytes: number } {
+  stats(): { indexes: number; records: number; bytes: number; builds: number } {
     let records = 0;
     let bytes = 0;
     for (const head of this.#heads.values()) {
@@ -341,6 +379,6 @@ export class VectorIndexes {
     const indexes = [...this.#heads.values()].filter(
       (h) => h.index !== undefined || h.checkpoint !== undefined,
     ).length;
-    return { indexes, records, bytes };
+    return { indexes, records, bytes, builds: this.builds };
   }
 }

@@ -74,6 +74,31 @@ describe("retention", () => {
     });
   }
 
+  test("a held version and every newer one stay; older ones go; letting go releases them", async () => {
+    const { store } = await freshStore({ keptVersions: 2, retention: retention(1, 0) });
+    const all = churn(store);
+    const held = all[5]!;
+    store.hold("index", "c", "main", held);
+    store.hold("other", "c", "main", all[8]!);
+    store.release(later());
+    const readableNow = all.filter((v) => readable(store, v));
+    assert.deepEqual(readableNow, all.slice(5), "the oldest hold keeps it and the newer rows");
+    store.hold("index", "c", "main", undefined);
+    store.release(later());
+    assert.deepEqual(
+      all.filter((v) => readable(store, v)),
+      all.slice(8),
+      "the other holder's version is now the oldest held",
+    );
+    store.hold("other", "c", "main", undefined);
+    store.release(later());
+    assert.deepEqual(
+      all.filter((v) => readable(store, v)),
+      all.slice(-3),
+      "no hold: keep.versions and the record window",
+    );
+  });
+
   test("release_max_rows bounds the rows one release considers", async () => {
     const { store } = await freshStore({
       keptVersions: 2,

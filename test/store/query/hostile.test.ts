@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, realpathSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { until } from "../../support/until.ts";
 import { records, refused, servedQueries } from "./fixture.ts";
 
@@ -19,8 +21,7 @@ function peakRssBytes(pid: number): number {
 
 describe("hostile queries against the shipped worker", async () => {
   const { client, queries } = await servedQueries({
-    // Room for the memory bomb to reach its limit first on a loaded machine (it needs about
-    // half a second of CPU); the time-limit cases simply run this long.
+    // The time-limit cases run this long; the memory bomb has a store of its own (below).
     query_time_ms: 3000n,
     query_memory_bytes: 32n << 20n,
     query_max_running: 1n,
@@ -50,22 +51,109 @@ describe("hostile queries against the shipped worker", async () => {
     await stillWorks();
   });
 
-  test("prototype pollution stays inside one query's sandbox", async () => {
-    const page = await run(
-      `(r) => { Object.prototype.polluted = 1; Array.prototype.push = null; return JSON.parse('{"__proto__":{"polluted":2}}') }`,
+  test("prototype pollution and mutated inputs stay inside one query's sandbox", async () => {
+    const args = { limit: 5, tags: ["a"] };
+    const call = (code: string) =>
+      client.call("query.run", { collection: "c", code, args }) as Promise<Page>;
+    const [pid] = queries.workerPids;
+    // Block bodies: outside the fast path's grammar, so both queries run in QuickJS.
+    const page = await call(`(r, args) => {
+      globalThis.kept ??= JSON.parse;
+      const out = kept('{"__proto__":{"polluted":2}}');
+      Object.prototype.polluted = 1; Array.prototype.push = null; JSON.parse = null;
+      r.value.n = 99; r.extra = 1; args.limit = 0; args.tags[0] = "changed"; args.seen = 1;
+      Object.getPrototypeOf(r).viaRecord = 1; Object.getPrototypeOf(args).viaArgs = 1;
+      out.n = r.value.n;
+      return out;
+    }`);
+    assert.deepEqual(
+      page.rows.map((r) => (r.output as { n: number }).n),
+      [99, 99, 99],
     );
-    assert.equal(page.rows.length, 3);
+    // The store (this process) parsed outputs with an own __proto__ key: its objects are clean.
     assert.equal(({} as { polluted?: unknown }).polluted, undefined);
-    assert.deepEqual(await outputs("(r) => ({}).polluted === undefined"), [true, true, true]);
+    // The next query, in the same worker process, sees pristine intrinsics and inputs.
+    const seen = await call(`(r, args) => {
+      const proto = Object.prototype, names = Object.getOwnPropertyNames(proto);
+      return {
+        polluted: "polluted" in {}, kept: typeof kept, viaRecord: "viaRecord" in {}, viaArgs: "viaArgs" in {},
+        protoNames: names.filter((n) => !["constructor", "toString", "toLocaleString", "valueOf",
+          "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "__proto__",
+          "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__"].includes(n)),
+        push: typeof Array.prototype.push, parse: typeof JSON.parse,
+        n: r.value.n, extra: "extra" in r, args,
+      };
+    }`);
+    assert.deepEqual(queries.workerPids, [pid], "the same worker process ran both queries");
+    seen.rows.forEach((row, i) => {
+      assert.deepEqual(row.output, {
+        polluted: false,
+        kept: "undefined",
+        viaRecord: false,
+        viaArgs: false,
+        protoNames: [],
+        push: "function",
+        parse: "function",
+        n: i,
+        extra: false,
+        args: { limit: 5, tags: ["a"] },
+      });
+    });
+    // The stored records were never touched.
+    assert.deepEqual((await client.get("c", "doc-0000")).value, { n: 0, tag: "even" });
+    await stillWorks();
   });
 
-  test("a memory bomb is query_memory_limit and the worker stays bounded", async () => {
-    await refused(
-      run(`() => { const a = []; for (;;) a.push("x".repeat(1e5) + a.length) }`),
-      "query_memory_limit",
-    );
-    for (const pid of queries.workerPids) assert.ok(peakRssBytes(pid) < 400 << 20, "worker RSS");
+  test("the worker runs under Node's permission model, reading only its own files", async () => {
     await stillWorks();
+    const [pid] = queries.workerPids;
+    // The live worker's command line (the launcher execs Node: this pid is Node itself).
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    assert.ok(argv.includes("--permission"), argv.join(" "));
+    const root = realpathSync(fileURLToPath(new URL("../../../", import.meta.url)));
+    const reads = argv.filter((a) => a.startsWith("--allow-fs-read="));
+    assert.ok(reads.length > 0);
+    for (const flag of reads) {
+      const path = flag.slice("--allow-fs-read=".length);
+      assert.ok(path.startsWith(`${root}/`) && !path.includes("*"), flag);
+    }
+    const granted = argv.filter((a) =>
+      /^--allow-(fs-write|child-process|worker|addons|wasi)/.test(a),
+    );
+    assert.deepEqual(granted, []);
+    // The same flags with a probe in place of the worker's entry: what the worker could do
+    // outside its sandbox, were QuickJS escaped.
+    const dir = await mkdtemp(join(tmpdir(), "skein-perm-"));
+    try {
+      const secret = join(dir, "secret");
+      await writeFile(secret, "x");
+      const entry = argv.at(-1)!;
+      const code = `import fs from "node:fs"; import cp from "node:child_process";
+        const tryIt = (f) => { try { f(); return "allowed"; } catch (e) { return e.code; } };
+        console.log(JSON.stringify({
+          passwd: tryIt(() => fs.readFileSync("/etc/passwd")),
+          secret: tryIt(() => fs.readFileSync(${JSON.stringify(secret)})),
+          write: tryIt(() => fs.writeFileSync(${JSON.stringify(join(dir, "w"))}, "x")),
+          spawn: tryIt(() => cp.execFileSync("true")),
+          own: tryIt(() => fs.readFileSync(${JSON.stringify(entry)})),
+        }));`;
+      const probe = spawnSync(argv[0]!, [...argv.slice(1, -1), "--input-type=module", "-e", code], {
+        encoding: "utf8",
+      });
+      assert.deepEqual(
+        JSON.parse(probe.stdout),
+        {
+          passwd: "ERR_ACCESS_DENIED",
+          secret: "ERR_ACCESS_DENIED",
+          write: "ERR_ACCESS_DENIED",
+          spawn: "ERR_ACCESS_DENIED",
+          own: "allowed",
+        },
+        probe.stderr,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("an endless loop is query_time_limit", async () => {
@@ -95,6 +183,42 @@ describe("hostile queries against the shipped worker", async () => {
     for (const pid of pids) process.kill(pid, "SIGKILL");
     await refused(pending, "query_worker_failed");
     await stillWorks();
+  });
+});
+
+describe("a memory bomb is refused by the memory limit, long before the time limit", async () => {
+  // query_time_ms far above what the bomb needs (about half a second of CPU): a refusal
+  // that came from the clock would take this long.
+  const TIME_MS = 20_000;
+  const { client, queries } = await servedQueries({
+    query_time_ms: BigInt(TIME_MS),
+    query_memory_bytes: 32n << 20n,
+    query_max_running: 1n,
+  });
+  await client.call("collections.create", { collection: "c" });
+  await client.put("c", records(3));
+
+  test("query_memory_limit, well under query_time_ms, and the worker stays bounded", async (t) => {
+    const started = performance.now();
+    const error = await refused(
+      client.call("query.run", {
+        collection: "c",
+        code: `() => { const a = []; for (;;) a.push("x".repeat(1e5) + a.length) }`,
+      }),
+      "query_memory_limit",
+    );
+    const elapsed = performance.now() - started;
+    t.diagnostic(`memory bomb refused after ${Math.round(elapsed)} ms`);
+    assert.ok(elapsed < TIME_MS / 2, `refused after ${Math.round(elapsed)} ms: ${error.message}`);
+    for (const pid of queries.workerPids) assert.ok(peakRssBytes(pid) < 400 << 20, "worker RSS");
+    const page = (await client.call("query.run", {
+      collection: "c",
+      code: "(r) => r.value.n",
+    })) as Page;
+    assert.deepEqual(
+      page.rows.map((r) => r.output),
+      [0, 1, 2],
+    );
   });
 });
 

@@ -1,8 +1,11 @@
 /**
- * A store killed (SIGKILL, a real process) while its search indexes are being updated
- * reopens with correct answers: the keyword index (one SQLite transaction per update) and
- * the HNSW index (its last checkpoint, caught up from its version) answer as the exact
- * searches do, and no file of a killed checkpoint is left behind.
+ * A store killed (SIGKILL, a real process) while one of its search indexes is being
+ * updated reopens with correct answers: the keyword index (one SQLite transaction per
+ * update) and the HNSW index (its last checkpoint, caught up from its version) answer as
+ * the exact searches do, and no file of a killed checkpoint is left behind. The store runs
+ * with SKEIN_SEARCH_TRACE=1, whose synchronous trace lines say an update has started
+ * while the process is still inside it: the kill is sent at a start line, and the kill is
+ * known to have landed inside the update when the process wrote no end line for it.
  */
 
 import assert from "node:assert/strict";
@@ -10,10 +13,50 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { StoreClient } from "../../../src/store/client/client.ts";
-import { embedGroup, records, serve, settled, testModel, until } from "./fixture.ts";
+import { embedGroup, records, type Served, serve, settled, testModel, until } from "./fixture.ts";
 
-const ENV = { SKEIN_SEARCH_INDEX_MIN: "50" };
+const ENV = { SKEIN_SEARCH_INDEX_MIN: "50", SKEIN_SEARCH_TRACE: "1" };
 const QUESTIONS = ["vector search model", "the store branch version", "people work world"];
+/** Changed records per attempt: an update of this many takes long enough to be hit. */
+const CHANGED = 1500;
+/** Attempts per index at landing a kill inside an update (each one is checked all the same). */
+const ATTEMPTS = 6;
+
+interface TraceLine {
+  readonly msg: string;
+  readonly phase: "start" | "end";
+  readonly id: number;
+  readonly index: "vector" | "keyword";
+  readonly update: string;
+  readonly records?: number;
+}
+
+function traceLines(served: Served): TraceLine[] {
+  return served.logs().filter((l) => l.msg === "search index update") as unknown as TraceLine[];
+}
+
+/** SIGKILLs the store as soon as it writes a start line `pick` selects; that line. */
+function killAtUpdate(served: Served, pick: (line: TraceLine) => boolean): Promise<TraceLine> {
+  const child = served.running.child;
+  let buffered = "";
+  return new Promise((resolve) => {
+    const onData = (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      for (const text of lines) {
+        if (!text.startsWith('{"msg":"search index update"')) continue;
+        const line = JSON.parse(text) as TraceLine;
+        if (line.phase !== "start" || !pick(line)) continue;
+        child.kill("SIGKILL");
+        child.stderr!.off("data", onData);
+        resolve(line);
+        return;
+      }
+    };
+    child.stderr!.on("data", onData);
+  });
+}
 
 async function assertCorrect(client: StoreClient): Promise<void> {
   for (const question of QUESTIONS) {
@@ -39,43 +82,56 @@ async function assertCorrect(client: StoreClient): Promise<void> {
   }
 }
 
-test("SIGKILL during index updates, then correct answers after restart", async () => {
+/** Every file under search/vectors is named by a checkpoint. */
+function assertNoStrayFiles(dataDir: string): void {
+  const dir = join(dataDir, "search", "vectors");
+  const files = readdirSync(dir);
+  const named = new Set<string>();
+  for (const file of files.filter((f) => f.endsWith(".json") && !f.endsWith(".labels.json"))) {
+    const checkpoint = JSON.parse(readFileSync(join(dir, file), "utf8"));
+    named.add(file).add(checkpoint.index).add(checkpoint.labels);
+  }
+  assert.deepEqual(files.sort(), [...named].sort());
+}
+
+test("SIGKILL inside index updates, then correct answers after restart", async (t) => {
   const model = await testModel();
-  const group = { ...embedGroup(model), embed_page_records: 256, embed_batch_items: 32 };
+  // Pages of 1024 records: the walk re-embeds a big change in large companion commits, so
+  // the HNSW index is caught up from large diffs.
+  const group = { ...embedGroup(model), embed_page_records: 1024, embed_batch_items: 32 };
   let served = await serve(group, undefined, ENV);
   let client = await served.client();
   await client.call("collections.create", { collection: "notes" });
-  await client.put("notes", records(0, 1500));
+  await client.put("notes", records(0, CHANGED));
   await client.embedEnable("notes", "body");
   await settled(client, "notes");
   await client.search("notes", "body", "text", { mode: "hybrid" });
   await until(() => served.logs().some((l) => l.msg === "search index built"), "the index build");
-  for (let round = 1; round <= 2; round++) {
-    // A large change: the walk re-embeds it, the background catches the HNSW index up and
-    // checkpoints it, and a keyword search catches its index up in one transaction.
-    await client.put("notes", records(0, 1500, round));
-    await settled(client, "notes");
-    const pending = client.search("notes", "body", "world", { mode: "keyword" }).catch(() => {});
-    // The kill lands at an arbitrary point of the search's work on purpose; every point must
-    // recover, so how far it got does not matter.
-    await new Promise((r) => setTimeout(r, round));
-    served.running.child.kill("SIGKILL");
-    await served.running.exited;
-    await pending;
-    const dataDir = served.dataDir;
-    served = await serve(group, dataDir, ENV);
-    client = await served.client();
-    await settled(client, "notes");
-    await assertCorrect(client);
-    // Every file under search/vectors is named by a checkpoint.
-    const dir = join(dataDir, "search", "vectors");
-    const files = readdirSync(dir);
-    const named = new Set<string>();
-    for (const file of files.filter((f) => f.endsWith(".json") && !f.endsWith(".labels.json"))) {
-      const checkpoint = JSON.parse(readFileSync(join(dir, file), "utf8"));
-      named.add(file).add(checkpoint.index).add(checkpoint.labels);
+  let shift = 0;
+  for (const index of ["vector", "keyword"] as const) {
+    let landed = false;
+    for (let attempt = 1; attempt <= ATTEMPTS && !landed; attempt++) {
+      // A large change: the background catches the keyword index up from the data's diff
+      // and, as the walk re-embeds it, the HNSW index from the companion's.
+      const killed = killAtUpdate(
+        served,
+        (l) => l.index === index && l.update === "catch_up" && (l.records ?? 0) >= 500,
+      );
+      shift++;
+      const put = client.put("notes", records(0, CHANGED, shift)).catch(() => {});
+      const event = await killed;
+      await served.running.exited;
+      await put;
+      landed = !traceLines(served).some((l) => l.id === event.id && l.phase === "end");
+      t.diagnostic(`${index} attempt ${attempt}: ${event.records} records, inside: ${landed}`);
+      const dataDir = served.dataDir;
+      served = await serve(group, dataDir, ENV);
+      client = await served.client();
+      await settled(client, "notes");
+      await assertCorrect(client);
+      assertNoStrayFiles(dataDir);
     }
-    assert.deepEqual(files.sort(), [...named].sort());
+    assert.ok(landed, `a SIGKILL landed inside a ${index} index update`);
   }
   await served.stop();
 });

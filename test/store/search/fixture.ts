@@ -116,6 +116,8 @@ export interface SearchStats {
   vector_indexes: number;
   vector_records: number;
   vector_bytes: number;
+  vector_builds: number;
+  keyword_builds: number;
 }
 
 export async function searchStats(client: StoreClient): Promise<SearchStats> {
