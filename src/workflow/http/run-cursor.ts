@@ -53,10 +53,11 @@ export const runCursor: Decoder<RunCursor> = {
         : rest.length === 1 && rest[0] === "newest"
           ? "newest"
           : undefined;
-    if (typeof startedAt !== "number" || typeof runId !== "string" || order === undefined) {
+    // A start time is whole milliseconds (a database BIGINT): anything else was not handed out.
+    if (!Number.isSafeInteger(startedAt) || typeof runId !== "string" || order === undefined) {
       refused(text);
     }
-    return { position: { startedAt, runId }, order };
+    return { position: { startedAt: startedAt as number, runId }, order };
   },
 };
 

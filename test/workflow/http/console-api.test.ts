@@ -192,9 +192,19 @@ describe("console read endpoints (real skein serve)", () => {
     // An oldest-first cursor is the two-part form cursors always had.
     const parts = JSON.parse(Buffer.from(forward.body.next_cursor, "base64url").toString());
     assert.deepEqual(parts, [Date.parse(oldest[0].started_at), oldest[0].run_id]);
-    const forged = Buffer.from(JSON.stringify([1, "r", "sideways"])).toString("base64url");
-    const sideways = await api(admin, "POST", "/workflows/list", { cursor: forged });
-    assert.equal(sideways.body.error.code, "invalid_cursor");
+    for (const forged of [
+      [1, "r", "sideways"],
+      [1, "r", "newest", "more"],
+      [1e300, "r", "newest"],
+      [1.5, "r"],
+      ["1", "r"],
+      { startedAt: 1, runId: "r" },
+    ]) {
+      const cursor = Buffer.from(JSON.stringify(forged)).toString("base64url");
+      const r = await api(admin, "POST", "/workflows/list", { cursor });
+      assert.equal(r.status, 400, JSON.stringify(forged));
+      assert.equal(r.body.error.code, "invalid_cursor", JSON.stringify(r.body));
+    }
   });
 
   test("list: bad filters are refused with decode_refused", async () => {
