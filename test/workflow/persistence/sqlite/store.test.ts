@@ -123,7 +123,16 @@ describe("SQLite workflow store: file, journal and migrations", () => {
       const deep = planOf({ after: cursor });
       const deepByStatus = planOf({ status: "Failed", after: cursor });
       const deepInWindow = planOf({ startedAfter: 1, startedBefore: 9, after: cursor });
+      // The definition version is in the start-time index entries (migration 8): a list by
+      // definition tests each run there, not in its row, the same cost in either direction.
+      const columns = db.prepare("PRAGMA index_info(workflow_runs_by_start)").all() as {
+        name: string;
+      }[];
       db.close();
+      assert.deepEqual(
+        columns.map((c) => c.name),
+        ["namespace", "started_at", "run_id", "definition_version"],
+      );
       assert.match(byStatus, /workflow_runs_by_status \(namespace=\? AND status=\?/);
       assert.match(
         filtered,
