@@ -4,7 +4,10 @@
  * started from BENCH_DEFINITIONS definitions (10; the last one rare, 1 run in 1,000), then
  * pages of 100 walked with each filter: none, status, definition (common and rare), a start
  * time window, and all together. Prints ms per page (median of BENCH_PAGES pages walked by
- * cursor) for each filter: the cost of the filters being SQL conditions on the run indexes.
+ * cursor) for each filter, in both orders (oldest first, newest first): the cost of the
+ * filters being SQL conditions on the run indexes, read forwards or backwards. BENCH_PAGES
+ * (50) bounds the walk; a larger one (1000: every page of the 100,000) shows whether a deep
+ * page costs what the first does.
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunAppend } from "../src/workflow/engine/store.ts";
 import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
-import type { RunPosition, RunQuery } from "../src/workflow/persistence/workflows.ts";
+import type { RunOrder, RunPosition, RunQuery } from "../src/workflow/persistence/workflows.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
 const DEFINITIONS = Number(process.env.BENCH_DEFINITIONS ?? 10);
@@ -81,16 +84,20 @@ async function pageMs(filter: Partial<RunQuery>): Promise<{ median: number; rows
 }
 
 const window = { startedAfter: t0 + RUNS / 2, startedBefore: t0 + RUNS / 2 + 20_000 };
-for (const [label, filter] of [
+const rows: [string, Partial<RunQuery>][] = [
   ["no filter", {}],
   ["status Running", { status: "Running" }],
   ["definition (common)", { definition: "def0" }],
   ["definition (rare, 1 in 1000)", { definition: `def${rare}` }],
   ["time window", window],
   ["definition + status + time", { definition: "def0", status: "Completed", ...window }],
-] as [string, Partial<RunQuery>][]) {
-  const { median, rows } = await pageMs(filter);
-  console.log(`${label.padEnd(30)} ${median.toFixed(2).padStart(8)} ms/page  (${rows} rows read)`);
+];
+for (const order of ["oldest", "newest"] as RunOrder[]) {
+  for (const [label, filter] of rows) {
+    const { median, rows } = await pageMs({ ...filter, order });
+    const name = `${label} (${order})`;
+    console.log(`${name.padEnd(40)} ${median.toFixed(2).padStart(8)} ms/page  (${rows} rows read)`);
+  }
 }
 await store.close();
 await rm(dir, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 /**
- * A namespace's runs: filters (status, definition name, started after / before) kept in the
- * URL, pages of 200 fetched with the server's cursor as the list scrolls, and a virtualised
- * list that renders only the rows in view (plus a margin), so thousands of runs cost the
- * page no more than a screenful.
+ * A namespace's runs: filters (status, definition name, started after / before) and the
+ * order (newest first unless `order=oldest`) kept in the URL, pages of 200 fetched with the
+ * server's cursor as the list scrolls, and a virtualised list that renders only the rows in
+ * view (plus a margin), so thousands of runs cost the page no more than a screenful.
  */
 
 import { get, post, qs } from "/ui/api.js";
@@ -43,11 +43,25 @@ function filtersOf(query) {
     definition: query.get("definition") ?? "",
     started_after: query.get("after") ?? "",
     started_before: query.get("before") ?? "",
+    // Newest first: the run someone is looking for is usually the one that just started.
+    order: query.get("order") === "oldest" ? "oldest" : "newest",
   };
 }
 
+/** The runs view's URL for filters `f` (the default order is left out). */
+function runsUrl(ns, f) {
+  const query = qs({
+    status: f.status,
+    definition: f.definition,
+    after: f.started_after,
+    before: f.started_before,
+    order: f.order === "oldest" ? "oldest" : undefined,
+  });
+  return `${nsPath(ns)}/runs${query ? `?${query}` : ""}`;
+}
+
 function listBody(ns, f, cursor) {
-  const body = { namespace: ns, limit: PAGE };
+  const body = { namespace: ns, limit: PAGE, order: f.order };
   if (f.status) body.status = f.status;
   if (f.definition) body.definition = f.definition;
   if (f.started_after) body.started_after = f.started_after;
@@ -61,13 +75,15 @@ function Filters({ ns, f }) {
   const apply = (event) => {
     event.preventDefault();
     const form = new FormData(event.target);
-    const query = qs({
-      status: form.get("status"),
-      definition: form.get("definition"),
-      after: toRfc3339(form.get("after")),
-      before: toRfc3339(form.get("before")),
-    });
-    go(`${nsPath(ns)}/runs${query ? `?${query}` : ""}`);
+    go(
+      runsUrl(ns, {
+        status: form.get("status"),
+        definition: form.get("definition"),
+        started_after: toRfc3339(form.get("after")),
+        started_before: toRfc3339(form.get("before")),
+        order: f.order,
+      }),
+    );
   };
   return html`<form class="row filters" onSubmit=${apply}>
     <label>Status <select name="status" value=${f.status}>
@@ -96,17 +112,25 @@ function Row({ ns, run, top }) {
   </div>`;
 }
 
-/** The loaded pages and the cursor of the next one. */
+/**
+ * The loaded pages and the cursor of the next one. A reset (new filters or order, Refresh)
+ * starts a new generation: a page still in flight for the previous one is dropped when it
+ * lands, so a list never mixes two orders or two sets of filters.
+ */
 function usePages(ns, f) {
   const [state, setState] = useState({ runs: [], cursor: undefined, done: false, error: null });
   const busy = useRef(false);
+  const generation = useRef(0);
   const key = JSON.stringify([ns, f]);
   const more = async (reset) => {
-    if (busy.current) return;
+    if (busy.current && !reset) return;
+    const mine = reset ? ++generation.current : generation.current;
     busy.current = true;
     const from = reset ? { runs: [], cursor: undefined, done: false } : state;
+    const current = () => mine === generation.current;
     try {
       const page = await post("/workflows/list", listBody(ns, f, from.cursor));
+      if (!current()) return;
       setState({
         runs: [...from.runs, ...page.runs],
         cursor: page.next_cursor ?? undefined,
@@ -114,15 +138,28 @@ function usePages(ns, f) {
         error: null,
       });
     } catch (error) {
-      setState({ ...from, done: true, error });
+      if (current()) setState({ ...from, done: true, error });
     } finally {
-      busy.current = false;
+      if (current()) busy.current = false;
     }
   };
   useEffect(() => {
     more(true);
   }, [key]);
   return { ...state, more: () => !state.done && more(false), reload: () => more(true) };
+}
+
+/** The Started column's header: the order of the list, a click turns it around. */
+function OrderToggle({ ns, f }) {
+  const newest = f.order === "newest";
+  const other = newest ? "oldest" : "newest";
+  return html`<span>
+    <button type="button" class="sort" data-order=${f.order}
+        title=${`${newest ? "Newest" : "Oldest"} first; click for ${other} first`}
+        onClick=${() => go(runsUrl(ns, { ...f, order: other }))}>
+      Started ${newest ? "↓" : "↑"}
+    </button>
+  </span>`;
 }
 
 export function Runs({ route }) {
@@ -135,7 +172,11 @@ export function Runs({ route }) {
     const el = box.current;
     if (el) setView({ top: el.scrollTop, height: el.clientHeight });
   };
-  useEffect(onScroll, []);
+  // Other filters or the other order are another list: it starts at its top.
+  useEffect(() => {
+    if (box.current) box.current.scrollTop = 0;
+    onScroll();
+  }, [JSON.stringify([ns, f])]);
   const first = Math.max(0, Math.floor(view.top / ROW_HEIGHT) - MARGIN_ROWS);
   const last = Math.min(
     pages.runs.length,
@@ -156,7 +197,8 @@ export function Runs({ route }) {
       <span data-loaded=${pages.runs.length}>${pages.runs.length} runs loaded${pages.done ? "" : ", more on scroll"}</span>
       <button type="button" onClick=${pages.reload}>Refresh</button>
     </div>
-    <div class="vhead"><span>Workflow</span><span>Definition</span><span>Status</span><span>Started</span><span>Duration</span></div>
+    <div class="vhead"><span>Workflow</span><span>Definition</span><span>Status</span>
+      <${OrderToggle} ns=${ns} f=${f} /><span>Duration</span></div>
     <div class="vlist" ref=${box} onScroll=${onScroll} role="table" aria-label="runs">
       <div class="vspace" style=${{ height: `${pages.runs.length * ROW_HEIGHT}px` }}>${rows}</div>
     </div>

@@ -88,7 +88,7 @@ export const workflowCommand: Command = {
     "       skein workflow definitions …",
     "       skein workflow start NAME [--version V] [-i JSON | -f FILE|-] [--workflow-id UUID] [-w MS] …",
     "       skein workflow describe WORKFLOW_ID [--run-id UUID] [-w MS] …",
-    "       skein workflow list [--status S] [--limit N] [--cursor C] …",
+    "       skein workflow list [--status S] [--order oldest|newest] [--limit N] [--cursor C] …",
     "       skein workflow history WORKFLOW_ID [--run-id UUID] …",
     "       skein workflow signal WORKFLOW_ID NAME [--payload JSON] [--run-id UUID] …",
     "       skein workflow pause|resume|cancel WORKFLOW_ID [--run-id UUID] …",
@@ -103,7 +103,8 @@ export const workflowCommand: Command = {
     "  describe: the run, and for a live run its pending activities (queue, attempt, state,",
     "            last failure, next retry, workers serving); -w/--wait MS (at most 60000)",
     "            waits for a live run to end",
-    "  list: the next page's cursor goes to stderr",
+    "  list: runs by start time, oldest first unless --order newest; the next page's cursor",
+    "        goes to stderr (it keeps the order: --cursor alone continues it)",
   ].join("\n"),
   async run(args, io) {
     const [verb, ...rest] = args;
@@ -260,6 +261,7 @@ async function list(rest: readonly string[], io: Io): Promise<number> {
     {
       ...common,
       status: { type: "string" },
+      order: { type: "string" },
       limit: { type: "string" },
       cursor: { type: "string" },
     },
@@ -271,9 +273,13 @@ async function list(rest: readonly string[], io: Io): Promise<number> {
     limit = Number(values.limit);
     if (!Number.isInteger(limit)) throw new UsageError("--limit must be a whole number");
   }
+  if (values.order !== undefined && values.order !== "oldest" && values.order !== "newest") {
+    throw new UsageError(`--order must be oldest or newest, found ${JSON.stringify(values.order)}`);
+  }
   const r = (await request(clientOf(values), "POST", "/workflows/list", {
     ...namespaced(values.namespace),
     ...(values.status === undefined ? {} : { status: values.status }),
+    ...(values.order === undefined ? {} : { order: values.order }),
     ...(limit === undefined ? {} : { limit }),
     ...(values.cursor === undefined ? {} : { cursor: values.cursor }),
   })) as { runs: RunJson[]; next_cursor: string | null };

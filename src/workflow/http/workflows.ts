@@ -8,9 +8,9 @@
  * `namespace_not_found` when closed); reads never create a namespace. JSON payloads (run
  * input and output, event payloads) are stored as text and written back as raw JSON, so
  * numbers come back exactly as they were sent. `list` filters (status, definition name,
- * start time) are conditions of one store query; the encoders are in run-json.ts, the
- * versions read, the live streams and their bounds in definition-versions.ts, streams.ts
- * and sse.ts.
+ * start time) are conditions of one store query, listed oldest or newest first (the cursor
+ * and its order in run-cursor.ts); the encoders are in run-json.ts, the versions read, the
+ * live streams and their bounds in definition-versions.ts, streams.ts and sse.ts.
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -30,13 +30,13 @@ import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
-import type { RunPosition } from "../persistence/workflows.ts";
 import type { DefinitionRegistry } from "../runs/definitions.ts";
 import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
 import { PENDING_LISTED_MAX } from "../runs/pending.ts";
 import type { RunService } from "../runs/service.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
+import { encodeRunCursor, listOrder, runCursor, runOrder } from "./run-cursor.ts";
 import { controlJson, eventJson, pendingJson, runJson } from "./run-json.ts";
 import type { TaskQueueReader } from "./task-queues.ts";
 
@@ -102,24 +102,6 @@ const signalBody = object({
 /** `GET /workflows/definitions?namespace=N`: the query string, decoded like a body. */
 const definitionsQuery = object({ namespace: optional(namespaceName()) });
 
-const cursor: Decoder<RunPosition> = {
-  expected: "cursor",
-  schema: { type: "string", description: "a next_cursor from a previous page" },
-  run(value, path) {
-    const text = string({ expected: "cursor" }).run(value, path);
-    try {
-      const [startedAt, runId] = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
-      if (typeof startedAt === "number" && typeof runId === "string") return { startedAt, runId };
-    } catch {
-      // Falls through to the refusal below.
-    }
-    throw workflowError(
-      "invalid_cursor",
-      `${JSON.stringify(text)} is not a cursor this server gave`,
-    );
-  },
-};
-
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** An RFC 3339 time (`2026-05-01T12:00:00Z`, an offset or fraction allowed), as ms. */
@@ -146,12 +128,10 @@ const listBody = object({
   /** Runs started before this time. */
   started_before: optional(rfc3339),
   limit: withDefault(integer("u32", { min: 1, max: LIST_LIMIT_MAX }), LIST_LIMIT_DEFAULT),
-  cursor: optional(cursor),
+  cursor: optional(runCursor),
+  /** Absent: the cursor's order, or "oldest" without a cursor (run-cursor.ts). */
+  order: optional(runOrder),
 });
-
-function encodeCursor(position: RunPosition): string {
-  return Buffer.from(JSON.stringify([position.startedAt, position.runId])).toString("base64url");
-}
 
 export interface WorkflowRoles {
   readonly namespaces: NamespaceRegistry;
@@ -294,7 +274,8 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     {
       config: {
         api: {
-          summary: "List runs of a namespace by start time (oldest first), filtered, by pages",
+          summary:
+            "List runs of a namespace by start time (oldest or newest first), filtered, by pages",
           body: listBody,
         },
       },
@@ -302,6 +283,7 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = listBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
+      const order = listOrder(body.order, body.cursor);
       const page = await roles.runs.list({
         namespace,
         status: body.status,
@@ -309,11 +291,12 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
         startedAfter: body.started_after,
         startedBefore: body.started_before,
         limit: body.limit,
-        after: body.cursor,
+        after: body.cursor?.position,
+        order,
       });
       return {
         runs: page.runs.map(runJson),
-        next_cursor: page.next === undefined ? null : encodeCursor(page.next),
+        next_cursor: page.next === undefined ? null : encodeRunCursor(page.next, order),
       };
     },
   );

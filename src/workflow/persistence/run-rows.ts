@@ -7,7 +7,7 @@
 
 import { type HistoryEvent, historyEvent, type RunStatus } from "../engine/history.ts";
 import type { OutboxRow, OutboxState } from "../engine/store.ts";
-import type { RunPage, RunQuery, RunRecord } from "./workflows.ts";
+import type { RunPage, RunPosition, RunQuery, RunRecord } from "./workflows.ts";
 
 export interface RunRow {
   namespace: string;
@@ -37,8 +37,9 @@ export const RUN_COLUMNS =
 /**
  * A list page's statement and parameters for either dialect (`?` on SQLite, `$n` on
  * PostgreSQL): only the filters given become conditions, so each shape keeps a plan that
- * walks the (namespace[, status], started_at, run_id) index; one row more than the limit
- * says whether another page follows.
+ * walks the (namespace[, status], started_at, run_id) index, forwards for "oldest" and
+ * backwards for "newest" (both databases read a B-tree either way, so neither order needs
+ * its own index or a sort); one row more than the limit says whether another page follows.
  */
 export function listRunsSql(query: RunQuery, dialect: "sqlite" | "postgres") {
   const params: (string | number)[] = [];
@@ -53,19 +54,40 @@ export function listRunsSql(query: RunQuery, dialect: "sqlite" | "postgres") {
       " AND definition_version IN (SELECT version FROM workflow_definitions " +
       `WHERE namespace = ${p(query.namespace)} AND name = ${p(query.definition)})`;
   }
-  if (query.startedAfter !== undefined) where += ` AND started_at >= ${p(query.startedAfter)}`;
-  if (query.startedBefore !== undefined) where += ` AND started_at < ${p(query.startedBefore)}`;
-  const after = query.after ?? { startedAt: -1, runId: "" };
+  const newest = query.order === "newest";
+  const after = query.after ?? (newest ? LAST : FIRST);
+  // The start-time bound on the side the cursor moves away from is left out once the cursor
+  // is past it (it then says nothing more), so the planner takes the cursor as the index
+  // range's start: a page deep in a time window starts at its cursor too.
+  const { startedAfter, startedBefore } = query;
+  const at = after.startedAt;
+  const past = (bound: number) => query.after !== undefined && (newest ? at < bound : at >= bound);
+  if (startedAfter !== undefined && (newest || !past(startedAfter))) {
+    where += ` AND started_at >= ${p(startedAfter)}`;
+  }
+  if (startedBefore !== undefined && (!newest || !past(startedBefore))) {
+    where += ` AND started_at < ${p(startedBefore)}`;
+  }
+  const [beyond, direction] = newest ? ["<", " DESC"] : [">", ""];
+  // A row-value comparison, which both databases read as a range of the index: a page deep
+  // in the list starts at its cursor instead of stepping over every run before it.
+  const [from, id] = [p(at), p(after.runId)];
   where +=
     dialect === "sqlite"
-      ? ` AND (started_at > ${p(after.startedAt)} OR (started_at = ${p(after.startedAt)} ` +
-        `AND run_id > ${p(after.runId)}))`
-      : ` AND (started_at, run_id) > (${p(after.startedAt)}::bigint, ${p(after.runId)}::text)`;
+      ? ` AND (started_at, run_id) ${beyond} (${from}, ${id})`
+      : ` AND (started_at, run_id) ${beyond} (${from}::bigint, ${id}::text)`;
   const sql =
     `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE ${where} ` +
-    `ORDER BY started_at, run_id LIMIT ${p(query.limit + 1)}`;
+    `ORDER BY started_at${direction}, run_id${direction} LIMIT ${p(query.limit + 1)}`;
   return { sql, params };
 }
+
+/**
+ * Without a cursor, a position before the first run of the order (every start time is above
+ * -1 and below the largest safe integer), so a first page has the shape of the others.
+ */
+const FIRST: RunPosition = { startedAt: -1, runId: "" };
+const LAST: RunPosition = { startedAt: Number.MAX_SAFE_INTEGER, runId: "" };
 
 export function toRunRecord(row: RunRow): RunRecord {
   return {

@@ -82,11 +82,20 @@ export interface RunQuery {
   /** Runs with `startedAt < startedBefore` (ms). */
   readonly startedBefore?: number | undefined;
   readonly limit: number;
-  /** Continue after this position (from a previous page's `next`). */
+  /** Continue after this position (from a previous page's `next`, listed in the same order). */
   readonly after: RunPosition | undefined;
+  /** Absent: "oldest". */
+  readonly order?: RunOrder | undefined;
 }
 
-/** Runs are listed by start time, then run id: a stable order for cursors. */
+/**
+ * Runs are listed by start time, then run id (a stable order for cursors): ascending
+ * ("oldest", first started first) or descending ("newest"), both read along the same indexes.
+ */
+export type RunOrder = "oldest" | "newest";
+
+export const RUN_ORDERS: readonly RunOrder[] = ["oldest", "newest"];
+
 export interface RunPosition {
   readonly startedAt: number;
   readonly runId: string;

@@ -1,7 +1,8 @@
 // The run console's read endpoints (issue 24) on the real `skein serve`: list filters
-// (definition name, start time, with status and cursors) and `definition_name` on every run,
-// the versions of a definition with their documents, and the tail of a deployment's log.
-// Each is checked for its refusals and for namespace authorization.
+// (definition name, start time, with status and cursors) in either order (oldest or newest
+// first) and `definition_name` on every run, the versions of a definition with their
+// documents, and the tail of a deployment's log. Each is checked for its refusals and for
+// namespace authorization.
 
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -145,8 +146,73 @@ describe("console read endpoints (real skein serve)", () => {
     );
   });
 
+  test("list newest first: every filter, through pages; the cursor carries the order", async () => {
+    const ids = (runs: Run[]) => runs.map((r) => r.run_id);
+    const oldest = await listAll(admin, {});
+    assert.ok(oldest.length >= 6, "the runs of the test before");
+    assert.deepEqual(ids(await listAll(admin, { order: "oldest" })), ids(oldest));
+    const newest = await listAll(admin, { order: "newest" });
+    assert.deepEqual(ids(newest), ids(oldest).reverse());
+    for (let i = 1; i < newest.length; i++) {
+      assert.ok(Date.parse(newest[i - 1].started_at) >= Date.parse(newest[i].started_at));
+    }
+    const pivot = oldest[2].started_at as string;
+    for (const filter of [
+      { definition: "first" },
+      { status: "Running" },
+      { started_after: pivot },
+      { started_before: pivot },
+      { definition: "first", status: "Running", started_after: pivot },
+    ]) {
+      const forwards = ids(await listAll(admin, filter, 1));
+      for (const limit of [1, 2, 1000]) {
+        const backwards = ids(await listAll(admin, { ...filter, order: "newest" }, limit));
+        assert.deepEqual(backwards, [...forwards].reverse(), JSON.stringify(filter));
+      }
+    }
+    // A newest-first cursor continues newest first when the next body leaves order out.
+    const first = await api(admin, "POST", "/workflows/list", { order: "newest", limit: 2 });
+    assert.deepEqual(ids(first.body.runs), ids(newest.slice(0, 2)));
+    const cursor = first.body.next_cursor as string;
+    const next = await api(admin, "POST", "/workflows/list", { cursor, limit: 2 });
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.deepEqual(ids(next.body.runs), ids(newest.slice(2, 4)));
+    // A cursor with the other order is refused, not answered in an order not asked for.
+    const crossed = await api(admin, "POST", "/workflows/list", { cursor, order: "oldest" });
+    assert.equal(crossed.status, 400, JSON.stringify(crossed.body));
+    assert.equal(crossed.body.error.code, "invalid_cursor");
+    assert.match(crossed.body.error.message, /"newest"/);
+    const forward = await api(admin, "POST", "/workflows/list", { limit: 1 });
+    const back = await api(admin, "POST", "/workflows/list", {
+      cursor: forward.body.next_cursor,
+      order: "newest",
+    });
+    assert.equal(back.status, 400, JSON.stringify(back.body));
+    assert.equal(back.body.error.code, "invalid_cursor");
+    // An oldest-first cursor is the two-part form cursors always had.
+    const parts = JSON.parse(Buffer.from(forward.body.next_cursor, "base64url").toString());
+    assert.deepEqual(parts, [Date.parse(oldest[0].started_at), oldest[0].run_id]);
+    for (const forged of [
+      [1, "r", "sideways"],
+      [1, "r", "newest", "more"],
+      [1e300, "r", "newest"],
+      [1.5, "r"],
+      ["1", "r"],
+      { startedAt: 1, runId: "r" },
+    ]) {
+      const cursor = Buffer.from(JSON.stringify(forged)).toString("base64url");
+      const r = await api(admin, "POST", "/workflows/list", { cursor });
+      assert.equal(r.status, 400, JSON.stringify(forged));
+      assert.equal(r.body.error.code, "invalid_cursor", JSON.stringify(r.body));
+    }
+  });
+
   test("list: bad filters are refused with decode_refused", async () => {
     for (const body of [
+      { order: "latest" },
+      { order: "Newest" },
+      { order: 1 },
+      { order: null },
       { started_after: "yesterday" },
       { started_after: "2026-13-01T00:00:00Z" },
       { started_before: "2026-05-01" },

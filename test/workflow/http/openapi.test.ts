@@ -159,5 +159,9 @@ describe("GET /openapi.json (real skein serve)", () => {
     };
     assert.ok(intervene({ ...target, kind: { kind: "Cancel", reason: "stop" } }));
     assert.equal(intervene({ ...target, kind: { kind: "Teleport" } }), false);
+    const list = ajv.compile(schemaOf("/workflows/list"));
+    assert.deepEqual(schemaOf("/workflows/list").properties.order.enum, ["oldest", "newest"]);
+    assert.ok(list({ order: "newest", status: "Running", limit: 10 }));
+    assert.equal(list({ order: "latest" }), false);
   });
 });

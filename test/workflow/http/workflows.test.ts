@@ -204,6 +204,30 @@ describe("workflows through the real server and real workers", () => {
         cursor = page.body.next_cursor ?? undefined;
       } while (cursor !== undefined);
       assert.equal(new Set(seen).size, 5);
+      // The CLI lists newest first on --order newest; its cursor (on stderr) keeps the order.
+      const newest = await call(server.url, "POST", "/workflows/list", {
+        token,
+        body: { order: "newest" },
+      });
+      const env = { SKEIN_SERVER: server.url, SKEIN_TOKEN: token };
+      const ids = (stdout: string) =>
+        stdout
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l).run_id);
+      const head = skein(["workflow", "list", "--order", "newest", "--limit", "2"], env);
+      assert.equal(head.status, 0, head.stderr);
+      const cursorLine = /next cursor: (\S+)/.exec(head.stderr);
+      assert.ok(cursorLine, head.stderr);
+      const tail = skein(["workflow", "list", "--cursor", cursorLine[1]!], env);
+      assert.equal(tail.status, 0, tail.stderr);
+      assert.deepEqual(
+        [...ids(head.stdout), ...ids(tail.stdout)],
+        newest.body.runs.map((r: { run_id: string }) => r.run_id),
+      );
+      const sideways = skein(["workflow", "list", "--order", "sideways"], env);
+      assert.notEqual(sideways.status, 0);
+      assert.match(sideways.stderr, /--order must be oldest or newest/);
 
       const refusals: [label: string, path: string, body: object, status: number, code: string][] =
         [
@@ -242,6 +266,7 @@ describe("workflows through the real server and real workers", () => {
             "run_not_found",
           ],
           ["bad cursor", "/workflows/list", { cursor: "zz" }, 400, "invalid_cursor"],
+          ["unknown order", "/workflows/list", { order: "latest" }, 400, "decode_refused"],
           ["limit over 1000", "/workflows/list", { limit: 1001 }, 400, "decode_refused"],
         ];
       for (const [label, path, refused, status, code] of refusals) {

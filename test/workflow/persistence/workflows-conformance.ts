@@ -278,5 +278,114 @@ export function workflowPersistenceConformance(
       assert.equal((await runs.byWorkflowId("g", "g0"))?.definitionName, "gamma");
       assert.equal((await runs.byWorkflowId("f", "w5"))?.definitionName, "beta");
     });
+
+    test("list newest first: start time then run id descending, with every filter, through pages", async () => {
+      const { runs, definitions } = await make();
+      const V3 = `sha256:${"03".repeat(32)}`;
+      const reg = { namespace: "o", canonical: "{}", registeredBy: "t", registeredAt: 1 };
+      await definitions.register({ ...reg, name: "alpha", version: V1 });
+      await definitions.register({ ...reg, name: "alpha", version: V2 });
+      await definitions.register({ ...reg, name: "beta", version: V3 });
+      const versions = [V1, V2, V3];
+      // r00..r11 start at 100..105, two runs per millisecond (a tie the run id breaks), with
+      // definitions cycling alpha (V1), alpha (V2), beta (V3); every third run completes.
+      const ids = Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, "0")}`);
+      const batch = ids.map((runId, i) => ({
+        runId,
+        workflowId: `w${runId}`,
+        namespace: "o",
+        definitionVersion: versions[i % 3]!,
+        events: [started(100 + Math.floor(i / 2), `w${runId}`)],
+        status: "Running" as const,
+      }));
+      // Another namespace's runs, newer than all of these: never listed from "o".
+      await runs.commit([
+        ...batch,
+        {
+          ...batch[0]!,
+          runId: "x0",
+          workflowId: "x0",
+          namespace: "x",
+          events: [started(999, "x0")],
+        },
+      ]);
+      await runs.commit(
+        batch
+          .filter((_, i) => i % 3 === 0)
+          .map((run) => ({
+            ...run,
+            events: [{ type: "RunCompleted" as const, at: 200, output_json: "1" }],
+            status: "Completed" as const,
+          })),
+      );
+      const startOf = (runId: string) => 100 + Math.floor(ids.indexOf(runId) / 2);
+      const definitionOf = (runId: string) => (ids.indexOf(runId) % 3 === 2 ? "beta" : "alpha");
+      const statusOf = (runId: string) => (ids.indexOf(runId) % 3 === 0 ? "Completed" : "Running");
+      type Query = Partial<Parameters<typeof runs.list>[0]>;
+      // What a filter should give: its runs by start time, then run id, in the asked order.
+      const expected = (query: Query, order: "oldest" | "newest") => {
+        const kept = ids.filter(
+          (id) =>
+            (query.status === undefined || statusOf(id) === query.status) &&
+            (query.definition === undefined || definitionOf(id) === query.definition) &&
+            (query.startedAfter === undefined || startOf(id) >= query.startedAfter) &&
+            (query.startedBefore === undefined || startOf(id) < query.startedBefore),
+        );
+        return order === "newest" ? kept.reverse() : kept;
+      };
+      const walk = async (query: Query, order: "oldest" | "newest" | undefined, limit: number) => {
+        const seen: string[] = [];
+        let after: { startedAt: number; runId: string } | undefined;
+        for (let pages = 0; ; pages++) {
+          assert.ok(pages <= ids.length + 1, "the pages end");
+          const page = await runs.list({
+            namespace: "o",
+            status: undefined,
+            ...query,
+            ...(order === undefined ? {} : { order }),
+            limit,
+            after,
+          });
+          assert.ok(page.runs.length <= limit);
+          seen.push(...page.runs.map((r) => r.runId));
+          if (page.next === undefined) return seen;
+          after = page.next;
+        }
+      };
+      const filters: Query[] = [
+        {},
+        { status: "Running" },
+        { status: "Completed" },
+        { definition: "alpha" },
+        { definition: "beta", status: "Running" },
+        { startedAfter: 101, startedBefore: 104 },
+        { startedAfter: 103 },
+        { startedBefore: 102 },
+        { definition: "alpha", status: "Running", startedAfter: 101, startedBefore: 105 },
+        { definition: "nope" },
+        { startedAfter: 106 },
+      ];
+      for (const filter of filters) {
+        for (const limit of [1, 2, 5, 100]) {
+          for (const order of ["oldest", "newest"] as const) {
+            const label = `${order} ${JSON.stringify(filter)} by ${limit}`;
+            // Every run once, in order: no page loses or repeats one.
+            assert.deepEqual(await walk(filter, order, limit), expected(filter, order), label);
+          }
+        }
+      }
+      assert.deepEqual(await walk({}, undefined, 5), ids, "no order is oldest first");
+      assert.deepEqual((await walk({}, "newest", 100)).slice(0, 3), ["r11", "r10", "r09"]);
+      // A page that ends exactly at the last run still says no more follow.
+      const whole = await runs.list({
+        namespace: "o",
+        status: undefined,
+        order: "newest",
+        limit: 12,
+        after: undefined,
+      });
+      assert.equal(whole.runs.length, 12);
+      assert.equal(whole.next, undefined);
+    });
   });
 }

@@ -1,9 +1,9 @@
 // The run console in a real browser: Debian's Chromium (playwright-core) against a real
 // `skein serve`, real module and agent workers and the scripted model. Find a run among
-// hundreds (cursor paging, a virtualised list), open its timeline and see the retry; cancel
-// a run tree and see its descendants cancelled; inject a message into a live agent attempt
-// and approve its tool call, watching the transcript; a namespace-scoped sign-in link that
-// cannot see another namespace. With SKEIN_UI_SCREENSHOTS=1 the views are photographed into
+// hundreds (cursor paging, a virtualised list, newest first and turned to oldest first),
+// open its timeline and see the retry; cancel a run tree and see its descendants cancelled;
+// inject a message into a live agent attempt and approve its tool call, watching the
+// transcript; a namespace-scoped sign-in link that cannot see another namespace. With SKEIN_UI_SCREENSHOTS=1 the views are photographed into
 // docs/ (otherwise into a temp folder, so a test run leaves the work tree clean).
 
 import assert from "node:assert/strict";
@@ -65,9 +65,21 @@ describe("run console in Chromium", { skip }, () => {
         Array.from({ length: Math.min(25, FILLER_RUNS - i) }, () => world.start("waiter")),
       );
     }
+    // The list is newest first: its first row is the run the server lists first newest
+    // first (the filler started last), and the retried run, started before every filler, is
+    // at the bottom.
+    const newest = await world.api("/workflows/list", {
+      namespace: "default",
+      order: "newest",
+      limit: 1,
+    });
+    const latest = newest.body.runs[0].workflow_id as string;
+    assert.notEqual(latest, retried);
     const page = await open("/ui/");
     await page.locator('tr[data-namespace="default"] a', { hasText: "default" }).click();
-    await page.locator(`.vrow[data-workflow-id="${retried}"]`).waitFor();
+    await page.locator(`.vrow[data-workflow-id="${latest}"]`).waitFor();
+    assert.equal(await page.locator(".vrow").first().getAttribute("data-workflow-id"), latest);
+    assert.equal(await page.locator("button.sort").getAttribute("data-order"), "newest");
     await page.screenshot({ path: join(shots, "ui-runs.png") });
     // Scrolling to the end fetches the next pages; only the rows in view are in the page.
     const list = page.locator(".vlist");
@@ -78,12 +90,24 @@ describe("run console in Chromium", { skip }, () => {
       const loaded = Number(await page.locator("[data-loaded]").getAttribute("data-loaded"));
       return loaded >= FILLER_RUNS + 2 ? loaded : undefined;
     });
+    await page.locator(`.vrow[data-workflow-id="${retried}"]`).waitFor();
     const rendered = await page.locator(".vrow").count();
     assert.ok(rendered < 80, `${rendered} rows rendered for ${FILLER_RUNS + 2} runs`);
-    // Filter by status (only the retried run has completed), then open it.
+    // The Started header turns the order around: oldest first, the retried run near the top.
+    await page.locator("button.sort").click();
+    await page.waitForURL(/order=oldest/);
+    await page.locator('button.sort[data-order="oldest"]').waitFor();
+    // The two runs started before the fillers come first (in either order: they may share a
+    // millisecond, and then their run ids decide).
+    await until("the oldest runs at the top", async () => {
+      const top = await page.locator(".vrow").first().getAttribute("data-workflow-id");
+      return top === retried || top === failed ? top : undefined;
+    });
+    await page.locator(`.vrow[data-workflow-id="${retried}"]`).waitFor();
+    // Filter by status (only the retried run has completed), then open it; the order stays.
     await page.locator('select[name="status"]').selectOption("Completed");
     await page.getByRole("button", { name: "Filter" }).click();
-    await page.waitForURL(/status=Completed/);
+    await page.waitForURL(/status=Completed&order=oldest/);
     const row = page.locator(`.vrow[data-workflow-id="${retried}"]`);
     await row.waitFor();
     await until(

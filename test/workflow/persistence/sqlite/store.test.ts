@@ -97,37 +97,67 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     await SqliteWorkflowStore.open(file).close();
   });
 
-  test("a list by status reads the (namespace, status) index, not every run of the namespace", async () => {
-    const file = await fresh();
-    await SqliteWorkflowStore.open(file).close();
-    const db = new DatabaseSync(file);
-    const planOf = (query: Parameters<typeof listRunsSql>[0]) => {
-      const { sql, params } = listRunsSql(query, "sqlite");
-      const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
-      return rows.map((p) => p.detail).join("\n");
-    };
-    const base = { namespace: "ns", status: undefined, limit: 1, after: undefined };
-    const byStatus = planOf({ ...base, status: "Running" });
-    // Every filter at once: a search of one of the run indexes (the planner picks), the
-    // definition's versions found by their index; never a scan of every run.
-    const filtered = planOf({
-      ...base,
-      status: "Running",
-      definition: "d",
-      startedAfter: 1,
-      startedBefore: 2,
+  for (const order of ["oldest", "newest"] as const) {
+    test(`a list (${order} first) reads a run index in order: by status the (namespace, status) one, never a sort`, async () => {
+      const file = await fresh();
+      await SqliteWorkflowStore.open(file).close();
+      const db = new DatabaseSync(file);
+      const planOf = (query: Partial<Parameters<typeof listRunsSql>[0]>) => {
+        const base = { namespace: "ns", status: undefined, limit: 1, after: undefined, order };
+        const { sql, params } = listRunsSql({ ...base, ...query }, "sqlite");
+        const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
+        return rows.map((p) => p.detail).join("\n");
+      };
+      const cursor = { startedAt: 5, runId: "r" };
+      const byStatus = planOf({ status: "Running" });
+      // Every filter at once: a search of one of the run indexes (the planner picks), the
+      // definition's versions found by their index; never a scan of every run.
+      const filtered = planOf({
+        status: "Running",
+        definition: "d",
+        startedAfter: 1,
+        startedBefore: 2,
+      });
+      const byStart = planOf({ definition: "d" });
+      // A later page starts at its cursor: the position is part of the index range.
+      const deep = planOf({ after: cursor });
+      const deepByStatus = planOf({ status: "Failed", after: cursor });
+      const deepInWindow = planOf({ startedAfter: 1, startedBefore: 9, after: cursor });
+      // The definition version is in the start-time index entries (migration 8): a list by
+      // definition tests each run there, not in its row, the same cost in either direction.
+      const columns = db.prepare("PRAGMA index_info(workflow_runs_by_start)").all() as {
+        name: string;
+      }[];
+      db.close();
+      assert.deepEqual(
+        columns.map((c) => c.name),
+        ["namespace", "started_at", "run_id", "definition_version"],
+      );
+      assert.match(byStatus, /workflow_runs_by_status \(namespace=\? AND status=\?/);
+      assert.match(
+        filtered,
+        /SEARCH workflow_runs USING INDEX workflow_runs_by_(status|start) \(namespace=\?/,
+      );
+      assert.match(filtered, /SEARCH workflow_definitions USING INDEX workflow_definitions_latest/);
+      assert.doesNotMatch(filtered, /SCAN workflow_runs/);
+      assert.match(byStart, /workflow_runs_by_start \(namespace=\?/);
+      const range = order === "newest" ? "<" : ">";
+      assert.ok(
+        deep.includes(`workflow_runs_by_start (namespace=? AND (started_at,run_id)${range}(?,?))`),
+        deep,
+      );
+      assert.ok(
+        deepByStatus.includes(
+          `workflow_runs_by_status (namespace=? AND status=? AND (started_at,run_id)${range}(?,?)`,
+        ),
+        deepByStatus,
+      );
+      assert.ok(deepInWindow.includes(`(started_at,run_id)${range}(?,?)`), deepInWindow);
+      for (const plan of [byStatus, filtered, byStart, deep, deepByStatus, deepInWindow]) {
+        assert.doesNotMatch(plan, /TEMP B-TREE/, "the index gives the order: no sort");
+      }
     });
-    const byStart = planOf({ ...base, definition: "d" });
-    db.close();
-    assert.match(byStatus, /workflow_runs_by_status \(namespace=\? AND status=\?\)/);
-    assert.match(
-      filtered,
-      /SEARCH workflow_runs USING INDEX workflow_runs_by_(status|start) \(namespace=\?/,
-    );
-    assert.match(filtered, /SEARCH workflow_definitions USING INDEX workflow_definitions_latest/);
-    assert.doesNotMatch(filtered, /SCAN workflow_runs/);
-    assert.match(byStart, /workflow_runs_by_start \(namespace=\?/);
-  });
+  }
 
   test("a file that is not a database is refused: storage_unavailable", async () => {
     const file = await fresh();
