@@ -178,7 +178,13 @@ export function readVectors(
       { collection: companion, branch: args.branch, version: found.companion },
       key,
     );
-    vectors[key] = got.found ? decodeVectors(got.value) : null;
+    // defineProperty: a document named "__proto__" is an own key like any other.
+    Object.defineProperty(vectors, key, {
+      value: got.found ? decodeVectors(got.value) : null,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return { version: found.data, vectors };
 }

@@ -41,7 +41,16 @@ function wireSafe(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(wireSafe);
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = wireSafe(v);
+    // defineProperty: an own "__proto__" key of a value stays an own key (an assignment
+    // would set the copy's prototype instead and drop the key from the answer).
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, k, {
+        value: wireSafe(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     return out;
   }
   return value;

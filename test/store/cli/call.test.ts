@@ -36,6 +36,16 @@ describe("skein-store client commands (real processes, real socket)", async () =
     assert.deepEqual(JSON.parse(got.stdout).value, { x: 1 });
   });
 
+  test("a value with own __proto__ keys is put and printed back as given", async () => {
+    const value = '{"__proto__":{"polluted":1},"a":[{"__proto__":null}]}';
+    const put = await cli(["put", ...s, "cli", "proto", value]);
+    assert.equal(put.status, 0, put.stderr);
+    const got = await cli(["call", ...s, "document.get", '{"collection":"cli","key":"proto"}']);
+    assert.equal(got.status, 0, got.stderr);
+    assert.equal(JSON.stringify(JSON.parse(got.stdout).value), value);
+    await cli(["call", ...s, "document.delete", '{"collection":"cli","key":"proto"}']);
+  });
+
   test("a refusal prints CODE: message and exits 1", async () => {
     const r = await cli(["call", ...s, "document.list", '{"collection":"cli","limit":100000}']);
     assert.equal(r.status, 1);

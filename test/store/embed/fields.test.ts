@@ -64,9 +64,12 @@ describe("embedded fields", () => {
       const v1 = first.branches[0]!.head;
       const at1 = (await client.call("embed.vectors", {
         collection: "notes",
-        keys: ["n00", "n04"],
+        keys: ["n00", "n04", "__proto__"],
       })) as Vectors;
       assert.equal(at1.version, v1);
+      // A key named __proto__ is answered as an own key like any other (no such record: null).
+      assert.deepEqual(Object.keys(at1.vectors), ["n00", "n04", "__proto__"]);
+      assert.equal(Object.getOwnPropertyDescriptor(at1.vectors, "__proto__")?.value, null);
       assert.deepEqual(at1.vectors.n00, await vectorOf(client, text(0)));
       assert.equal(at1.vectors.n04, null);
 

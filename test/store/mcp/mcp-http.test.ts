@@ -83,6 +83,32 @@ test("tools are called with the caller's pass: put, get, append_prune, history",
   await client.close();
 });
 
+test("a value with own __proto__ keys is stored and answered as sent, as JSON text", async () => {
+  const auth = { authorization: `Bearer ${writer.pass}` };
+  const value = '{"__proto__": {"polluted": 1}, "a": [{"__proto__": null}]}';
+  const call = async (id: number, name: string, args: string) => {
+    const body = `{"jsonrpc": "2.0", "id": ${id}, "method": "tools/call", "params": {"name": "${name}", "arguments": ${args}}}`;
+    const response = await post(main.url, auth, body);
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    // The answer is JSON (or one SSE event of it); JSON.parse keeps __proto__ an own key.
+    const json = text.startsWith("{") ? text : /^data: (.*)$/m.exec(text)![1]!;
+    return JSON.parse(json) as { result: { structuredContent: Record<string, unknown> } };
+  };
+  const put = await call(
+    1,
+    "document_put",
+    `{"collection": "notes", "key": "proto", "value": ${value}}`,
+  );
+  assert.equal(typeof put.result.structuredContent.version, "number", JSON.stringify(put));
+  const got = await call(2, "document_get", '{"collection": "notes", "key": "proto"}');
+  assert.equal(
+    JSON.stringify(got.result.structuredContent.value),
+    JSON.stringify(JSON.parse(value)),
+  );
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+});
+
 test("every tool's answer fits its output schema (the SDK client checks it)", async () => {
   const client = await sdkClient(main.url, writer.pass);
   const call = async (name: string, args: Record<string, unknown>) => {
