@@ -22,7 +22,12 @@ const env = { ...process.env };
 if (deployment) {
   env.SKEIN_DEPLOYMENT = deployment;
   env.SKEIN_SUPERVISOR_PID = String(process.pid);
-} else delete env.SKEIN_DEPLOYMENT;
+} else {
+  // Started by hand from a shell: neither a deployment nor under npm (npm_execpath, which
+  // \`npm test\` passes down, would make the worker stop with its launcher: watchLauncher).
+  delete env.SKEIN_DEPLOYMENT;
+  delete env.npm_execpath;
+}
 const child = spawn(process.execPath, [bin, "worker", "module", doc, "--endpoint", "127.0.0.1:1",
   "--reconnect-initial-backoff", "0.05", "--reconnect-max-backoff", "0.2"],
   { env, stdio: ["ignore", "ignore", openSync(log, "w")] });
