@@ -181,6 +181,30 @@ export async function tokenFile(dir: string, token: string): Promise<string> {
   return path;
 }
 
+/** A worker's files: its temp dir, the `worker-all` bearer in a 0600 token file, its document. */
+export interface WorkerFiles {
+  readonly dir: string;
+  readonly token: string;
+  readonly doc: string;
+}
+
+/** Writes a worker's files: the token, then `document` as `file`, in a new temp dir. */
+export async function workerFiles(file: string, document: unknown): Promise<WorkerFiles> {
+  const dir = await tempDir();
+  const token = await tokenFile(dir, "worker-all");
+  return { dir, token, doc: await writeJson(dir, file, document) };
+}
+
+/**
+ * An agent worker's document on queue `q` whose one action's model is never reached
+ * (nothing listens on port 9): for tests of the agent transport, which offer no task.
+ */
+export const IDLE_AGENTS = {
+  name: "agents",
+  task_queue: "q",
+  actions: { assistant: { agent: { base_url: "http://127.0.0.1:9", model: "none" } } },
+};
+
 export interface WorkerProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;

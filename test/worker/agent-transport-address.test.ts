@@ -12,28 +12,19 @@ import { WebSocketServer } from "ws";
 import { READY_WAIT_MS } from "../../src/worker/agent-link.ts";
 import { until } from "../support/until.ts";
 import {
+  IDLE_AGENTS,
   offer,
   sessions,
   spawnWorker,
   startEndpoint,
-  tempDir,
-  tokenFile,
-  writeJson,
+  workerFiles,
 } from "../support/worker-endpoint.ts";
 
-let dir: string;
 let doc: string;
 let token: string;
 
 before(async () => {
-  dir = await tempDir();
-  token = await tokenFile(dir, "worker-all");
-  doc = await writeJson(dir, "agents.json", {
-    name: "agents",
-    task_queue: "q",
-    // Never called here: no task is offered.
-    actions: { assistant: { agent: { base_url: "http://127.0.0.1:9", model: "none" } } },
-  });
+  ({ doc, token } = await workerFiles("agents.json", IDLE_AGENTS));
 });
 
 /**

@@ -15,9 +15,8 @@ import {
   sessions,
   spawnWorker,
   startEndpoint,
-  tempDir,
   tokenFile,
-  writeJson,
+  workerFiles,
 } from "../support/worker-endpoint.ts";
 
 let dir: string;
@@ -25,16 +24,14 @@ let doc: string;
 let token: string;
 
 before(async () => {
-  dir = await tempDir();
-  token = await tokenFile(dir, "worker-all");
-  doc = await writeJson(dir, "module.json", {
+  ({ dir, token, doc } = await workerFiles("module.json", {
     name: "module-worker",
     task_queue: "q",
     actions: {
       add: { module: ACTIVITIES, export: "add" },
       hold: { module: ACTIVITIES, export: "hold" },
     },
-  });
+  }));
 });
 
 describe("refusals by the server are final (exit 1, no retry)", () => {

@@ -41,58 +41,45 @@ describe("workflow error catalogue", () => {
   });
 });
 
+/** A row of SECTIONS; `make` raises a code of the section through its constructor. */
+function section<C extends string>(
+  names: readonly string[],
+  codes: Readonly<Record<C, unknown>>,
+  doc: string,
+  heading: string,
+  construct: (code: C, message: string) => { readonly code: string },
+) {
+  return { section: names, codes, doc, heading, make: (code: string) => construct(code as C, "m") };
+}
+
 /** Each section of the catalogue, the doc table that lists it, and its constructor. */
 const SECTIONS = [
-  {
-    section: ["http", "startup"],
-    codes: ERRORS,
-    doc: "docs/http-api.md",
-    heading: "### Error codes",
-    make: (code: string) => workflowError(code as keyof typeof ERRORS, "m"),
-  },
-  {
-    section: ["run"],
-    codes: RUN_FAILURES,
-    doc: "docs/workflows.md",
-    heading: "### Run failure codes",
-    make: (code: string) => runFailure(code as keyof typeof RUN_FAILURES, "m"),
-  },
-  {
-    section: ["attempt"],
-    codes: ATTEMPT_FAILURES,
-    doc: "docs/workflows.md",
-    heading: "### Attempt failures the server records",
-    make: (code: string) => attemptFailure(code as keyof typeof ATTEMPT_FAILURES, "m"),
-  },
-  {
-    section: ["stream"],
-    codes: STREAM_REFUSALS,
-    doc: "docs/workers.md",
-    heading: "### Stream refusals",
-    make: (code: string) => streamRefusal(code as keyof typeof STREAM_REFUSALS, "m"),
-  },
-  {
-    section: ["engine"],
-    codes: ENGINE_FAULTS,
-    doc: "docs/engine.md",
-    heading: "## Engine faults",
-    make: (code: string) => engineFault(code as keyof typeof ENGINE_FAULTS, "m"),
-  },
-  {
-    section: ["supervision"],
-    codes: SUPERVISION_FAILURES,
-    doc: "docs/deployments.md",
-    heading: "### Supervision failures",
-    make: (code: string) => supervisionFailure(code as keyof typeof SUPERVISION_FAILURES, "m"),
-  },
-  {
-    section: ["cli"],
-    codes: CLI_FAILURES,
-    doc: "docs/workflow-server.md",
-    heading: "### Command-line failures",
-    make: (code: string) => cliFailure(code as keyof typeof CLI_FAILURES, "m"),
-  },
-] as const;
+  section(["http", "startup"], ERRORS, "docs/http-api.md", "### Error codes", workflowError),
+  section(["run"], RUN_FAILURES, "docs/workflows.md", "### Run failure codes", runFailure),
+  section(
+    ["attempt"],
+    ATTEMPT_FAILURES,
+    "docs/workflows.md",
+    "### Attempt failures the server records",
+    attemptFailure,
+  ),
+  section(["stream"], STREAM_REFUSALS, "docs/workers.md", "### Stream refusals", streamRefusal),
+  section(["engine"], ENGINE_FAULTS, "docs/engine.md", "## Engine faults", engineFault),
+  section(
+    ["supervision"],
+    SUPERVISION_FAILURES,
+    "docs/deployments.md",
+    "### Supervision failures",
+    supervisionFailure,
+  ),
+  section(
+    ["cli"],
+    CLI_FAILURES,
+    "docs/workflow-server.md",
+    "### Command-line failures",
+    cliFailure,
+  ),
+];
 
 describe("every section of the catalogue matches its doc table, both ways", () => {
   test("every section has a doc table", () => {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreClient } from "../../../src/store/client/client.ts";
+import type { EmbedSettings } from "../../../src/store/config/types.ts";
 import { type Running, start, waitFor } from "../cli/harness.ts";
 import { type TestModel, type TestModelOptions, writeTestModel } from "./test-model.ts";
 
@@ -31,6 +32,36 @@ export async function tempRoot(): Promise<string> {
 
 export async function testModel(options: TestModelOptions = {}): Promise<TestModel> {
   return writeTestModel(join(await tempRoot(), "model"), options);
+}
+
+/**
+ * Decided embedding settings (the config's output) that fit the test model, for tests that
+ * start an EmbedService in-process rather than through `skein-store serve`.
+ */
+export function embedSettings(model: TestModel): EmbedSettings {
+  return {
+    embed_worker: EMBED_WORKER,
+    embed_model_dir: model.dir,
+    embed_model_sha256: model.identity,
+    embed_memory_bytes: 1n << 30n,
+    embed_threads: 1n,
+    embed_batch_items: 8n,
+    embed_input_bytes: 4096n,
+    embed_tokens: 32n,
+    embed_frame_bytes: 1 << 20,
+    embed_ready_ms: 60_000n,
+    embed_call_ms: 60_000n,
+    embed_waiting: 4n,
+    embed_request_items: 64n,
+    embed_page_records: 16,
+    embed_writer_wait_ms: 1000n,
+    embed_windows: false,
+    embed_max_windows: null,
+    embed_window_overlap_tokens: null,
+    embed_restart_ms: 1000n,
+    embed_restart_most_ms: 300_000n,
+    embed_question_worker: false,
+  };
 }
 
 const CORE = {

@@ -8,35 +8,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { silentLogger } from "../../../src/common/log.ts";
-import type { EmbedSettings } from "../../../src/store/config/types.ts";
 import { EmbedService } from "../../../src/store/embed/service.ts";
 import { agent, DATABASE, idpStore, runIdp } from "../idp/support.ts";
-import { EMBED_WORKER, refusalOf, testModel, walked } from "./fixture.ts";
+import { embedSettings, refusalOf, testModel, walked } from "./fixture.ts";
 
 const model = await testModel();
-const settings: EmbedSettings = {
-  embed_worker: EMBED_WORKER,
-  embed_model_dir: model.dir,
-  embed_model_sha256: model.identity,
-  embed_memory_bytes: 1n << 30n,
-  embed_threads: 1n,
-  embed_batch_items: 8n,
-  embed_input_bytes: 4096n,
-  embed_tokens: 32n,
-  embed_frame_bytes: 1 << 20,
-  embed_ready_ms: 60_000n,
-  embed_call_ms: 60_000n,
-  embed_waiting: 4n,
-  embed_request_items: 64n,
-  embed_page_records: 16,
-  embed_writer_wait_ms: 1000n,
-  embed_windows: false,
-  embed_max_windows: null,
-  embed_window_overlap_tokens: null,
-  embed_restart_ms: 1000n,
-  embed_restart_most_ms: 300_000n,
-  embed_question_worker: false,
-};
+const settings = embedSettings(model);
 
 test("with idp: embedding verbs are decided, and vector collections are neither placed nor listed", async () => {
   const idp = await runIdp();

@@ -8,7 +8,7 @@ import { silentLogger } from "../../../src/common/log.ts";
 import { EmbedService } from "../../../src/store/embed/service.ts";
 import { enableField, fieldStatus } from "../../../src/store/embed/verbs.ts";
 import { SearchService } from "../../../src/store/search/service.ts";
-import { EMBED_WORKER } from "../embed/fixture.ts";
+import { embedSettings } from "../embed/fixture.ts";
 import { agent, DATABASE, idpStore, runIdp } from "../idp/support.ts";
 import { testModel } from "./fixture.ts";
 
@@ -19,32 +19,7 @@ let search: SearchService | undefined;
 const served = await idpStore(idp, {
   placement: true,
   async services(store, dataDir) {
-    embed = await EmbedService.start(
-      {
-        embed_worker: EMBED_WORKER,
-        embed_model_dir: model.dir,
-        embed_model_sha256: model.identity,
-        embed_memory_bytes: 1n << 30n,
-        embed_threads: 1n,
-        embed_batch_items: 8n,
-        embed_input_bytes: 4096n,
-        embed_tokens: 32n,
-        embed_frame_bytes: 1 << 20,
-        embed_ready_ms: 60_000n,
-        embed_call_ms: 60_000n,
-        embed_waiting: 4n,
-        embed_request_items: 64n,
-        embed_page_records: 16,
-        embed_writer_wait_ms: 1000n,
-        embed_windows: false,
-        embed_max_windows: null,
-        embed_window_overlap_tokens: null,
-        embed_restart_ms: 1000n,
-        embed_restart_most_ms: 300_000n,
-        embed_question_worker: false,
-      },
-      silentLogger(),
-    );
+    embed = await EmbedService.start(embedSettings(model), silentLogger());
     embed.startWalk(store);
     search = new SearchService(store, embed, { dataDir }, silentLogger());
     search.start();

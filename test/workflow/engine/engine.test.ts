@@ -88,6 +88,48 @@ const ALLOWANCE_MS = 2500;
 const completions = (history: readonly HistoryEvent[]) =>
   history.filter((e) => e.type === "ActivityCompleted").map((e) => [e.activity_id, e.attempt]);
 
+const timeouts = (history: readonly HistoryEvent[]) =>
+  history
+    .filter((e) => e.type === "ActivityTimedOut")
+    .map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]);
+
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+/** Waits until a worker holds an attempt of `runId`. */
+async function holding(t: Setup, runId: string): Promise<void> {
+  await until("a worker to hold the attempt", () =>
+    t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
+  );
+}
+
+/**
+ * Runs the one-step YAML workflow `source` with a worker that is SIGKILLed once it holds the
+ * attempt and a second worker started after; the run's end status and its history.
+ */
+async function killHolder(
+  options: { reattachGraceMs?: number },
+  source: string,
+): Promise<{ status: string; history: HistoryEvent[] }> {
+  const t = await setup(options);
+  const first = t.worker();
+  let second: ReturnType<typeof t.worker> | undefined;
+  try {
+    await sessions(t.endpoint, 1);
+    const { runId, done } = await t.run(parseDefinition(source, "yaml"), {});
+    await holding(t, runId);
+    first.kill("SIGKILL");
+    await first.exited;
+    second = t.worker();
+    const { status } = await done;
+    return { status, history: await t.store.history(runId) };
+  } finally {
+    first.kill("SIGKILL");
+    second?.kill();
+    await second?.exited;
+    await t.close();
+  }
+}
+
 describe("engine with real workers", () => {
   test("a multi-step workflow passes outputs between steps and retries a failing attempt", async () => {
     const t = await setup();
@@ -200,77 +242,29 @@ steps:
   });
 
   test("a heartbeat timeout after SIGKILL of the worker retries on another worker", async () => {
-    const t = await setup();
-    const first = t.worker();
-    let second: ReturnType<typeof t.worker> | undefined;
-    try {
-      await sessions(t.endpoint, 1);
-      const def = parseDefinition(
-        `
+    const { status, history } = await killHolder(
+      {},
+      `
 name: long
 task_queue: q
 retry: { initial_backoff_ms: 10 }
 steps:
   - { id: hold, call: { action: stallFirst, input: "{ 'n': 1 }", heartbeat_ms: 2000 } }
 `,
-        "yaml",
-      );
-      const { runId, done } = await t.run(def, {});
-      await until("a worker to hold the attempt", () =>
-        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
-      );
-      first.kill("SIGKILL");
-      await first.exited;
-      second = t.worker();
-      const state = await done;
-      assert.equal(state.status, "Completed");
-      const history = await t.store.history(runId);
-      const timedOut = history.filter((e) => e.type === "ActivityTimedOut");
-      assert.deepEqual(
-        timedOut.map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
-        [[1, 1, "heartbeat"]],
-      );
-      assert.deepEqual(completions(history), [[1, 2]]);
-    } finally {
-      first.kill("SIGKILL");
-      second?.kill();
-      await second?.exited;
-      await t.close();
-    }
+    );
+    assert.equal(status, "Completed");
+    assert.deepEqual(timeouts(history), [[1, 1, "heartbeat"]]);
+    assert.deepEqual(completions(history), [[1, 2]]);
   });
 
   test("a lost attempt (worker killed, no heartbeat timeout) is retried after the re-attach grace", async () => {
-    const t = await setup({ reattachGraceMs: 200 });
-    const first = t.worker();
-    let second: ReturnType<typeof t.worker> | undefined;
-    try {
-      await sessions(t.endpoint, 1);
-      const def = parseDefinition(
-        "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: stallFirst, input: \"{'n': 1}\"}}]",
-        "yaml",
-      );
-      const { runId, done } = await t.run(def, {});
-      await until("a worker to hold the attempt", () =>
-        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
-      );
-      first.kill("SIGKILL");
-      await first.exited;
-      second = t.worker();
-      assert.equal((await done).status, "Completed");
-      const history = await t.store.history(runId);
-      assert.deepEqual(
-        history
-          .filter((e) => e.type === "ActivityTimedOut")
-          .map((e) => e.type === "ActivityTimedOut" && [e.activity_id, e.attempt, e.timeout]),
-        [[1, 1, "worker_lost"]],
-      );
-      assert.deepEqual(completions(history), [[1, 2]]);
-    } finally {
-      first.kill("SIGKILL");
-      second?.kill();
-      await second?.exited;
-      await t.close();
-    }
+    const { status, history } = await killHolder(
+      { reattachGraceMs: 200 },
+      "name: lost\ntask_queue: q\nretry: { initial_backoff_ms: 10 }\nsteps: [{id: h, call: {action: stallFirst, input: \"{'n': 1}\"}}]",
+    );
+    assert.equal(status, "Completed");
+    assert.deepEqual(timeouts(history), [[1, 1, "worker_lost"]]);
+    assert.deepEqual(completions(history), [[1, 2]]);
   });
 
   test("a cancelled run stops its running attempt", async () => {
@@ -283,9 +277,7 @@ steps:
         "yaml",
       );
       const { runId, done } = await t.run(def, {});
-      await until("a worker to hold the attempt", () =>
-        t.endpoint.matcher.liveAttempts(runId).length > 0 ? true : undefined,
-      );
+      await holding(t, runId);
       await t.engine.cancel(runId);
       assert.equal((await done).status, "Cancelled");
       await until("the worker to give the slot back", () =>

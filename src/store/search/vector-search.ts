@@ -1,0 +1,89 @@
+/**
+ * The vector side of the search service: the vectors of the version a search asks for,
+ * and the nearest of them to the question. The walk (embed/) may not have embedded that
+ * version yet, so a search waits for it at most `EMBED_WAIT_MS` and is then refused
+ * (`embed_version_not_embedded`). At the head, with no prefix and without `exact`, the
+ * HNSW index (vector-index.ts) answers when the branch has one; otherwise exact search
+ * over the stored vectors of the companion version. It lives apart from service.ts so the
+ * service reads as the plan of a search (resolve, embed, rank, fuse) and this waiting and
+ * choosing stays next to the vector indexes it serves.
+ */
+
+import { companionOf } from "../embed/fields.ts";
+import { findEmbedded } from "../embed/verbs.ts";
+import { companionMarker } from "../embed/walk.ts";
+import type { Store } from "../engine/index.ts";
+import { storeError } from "../errors.ts";
+import { exactSearch, type VectorHit } from "./exact.ts";
+import { admit, headVersion } from "./heads.ts";
+import { embeddedHead, type VectorIndexes } from "./vector-index.ts";
+import { companionRecords } from "./vectors.ts";
+
+/** How long a search waits for the walk to embed the version it asks for. */
+export const EMBED_WAIT_MS = 10_000;
+
+/** What a vector search asks: the fields of SearchArgs it reads. */
+export interface VectorQuery {
+  readonly collection: string;
+  readonly branch: string;
+  readonly prefix?: string | undefined;
+  readonly exact: boolean;
+}
+
+/** The `depth` records nearest to `question` at `version`. */
+export async function vectorHits(
+  store: Store,
+  indexes: VectorIndexes,
+  query: VectorQuery,
+  version: number,
+  question: Float32Array,
+  depth: number,
+): Promise<VectorHit[]> {
+  const found = await embedded(store, query.collection, query.branch, version);
+  const atHead =
+    !query.exact &&
+    query.prefix === undefined &&
+    version === headVersion(store, query.collection, query.branch);
+  if (atHead) {
+    const head = embeddedHead(store, query.collection, query.branch);
+    const records = head?.companion === found.companion ? head.count : 0;
+    const index = indexes.at(store, query.collection, query.branch, found.companion, records);
+    if (index !== undefined) return index.search(question, depth);
+  }
+  const where = {
+    collection: companionOf(query.collection),
+    branch: query.branch,
+    version: found.companion,
+  };
+  return exactSearch(question, companionRecords(store, where, query.prefix), depth);
+}
+
+/** The companion version of `version`'s vectors, waiting for the walk if it is behind. */
+async function embedded(
+  store: Store,
+  collection: string,
+  branch: string,
+  version: number,
+): Promise<{ companion: number; data: number }> {
+  const companion = companionOf(collection);
+  const deadline = performance.now() + EMBED_WAIT_MS;
+  for (;;) {
+    // Most searches are at the head, whose vectors are the companion's head: one row.
+    const head = embeddedHead(store, collection, branch);
+    if (head?.data === version) return head;
+    const found = findEmbedded(store, companion, branch, version);
+    if (found !== undefined) return found;
+    const marker = companionMarker(store, companion, branch);
+    const past = marker !== undefined && marker.branch === branch && marker.at > version;
+    if (past || performance.now() >= deadline) {
+      throw storeError(
+        "embed_version_not_embedded",
+        past
+          ? `${collection}/${branch} keeps no vectors of version ${version}`
+          : `${collection}/${branch}: the walk has not embedded version ${version} within ${EMBED_WAIT_MS} ms (it is at ${marker?.branch === branch ? marker.at : "none"})`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    await admit(store);
+  }
+}
