@@ -132,10 +132,11 @@ export function parseOptions<const T extends ParseArgsConfig["options"]>(
 
 /**
  * The entry point's last step: run, then exit with the status (errors are printed once).
- * Started through npx or npm exec, the program stops (SIGTERM to itself) when npm is gone.
+ * Started through npx or npm exec, the program stops (SIGTERM to itself, after a line on
+ * stderr saying so) when npm is gone.
  */
 export function main(program: Program): void {
-  const launcher = watchLauncher();
+  const launcher = watchLauncher(program.name);
   runProgram(program, process.argv.slice(2))
     .finally(() => launcher?.stop())
     .then(

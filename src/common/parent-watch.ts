@@ -41,10 +41,18 @@ export function watchParent(onGone: () => void, options: ParentWatchOptions = {}
 /**
  * Under `npx`/`npm exec`/`npm run` (npm sets `npm_execpath`), a launcher that dies makes
  * this process send itself SIGTERM: the program's own graceful stop runs, as if the signal
- * had reached it. Started any other way (a shell, a service manager, a supervisor) nothing
+ * had reached it. One stderr line first (`NAME: launcher gone (npm); stopping`), since
+ * nobody sent that signal: without it an operator, or a failing test's log, sees a stop
+ * with no cause. Started any other way (a shell, a service manager, a supervisor) nothing
  * is watched: a server started by hand from a shell that exits keeps running.
  */
-export function watchLauncher(env: NodeJS.ProcessEnv = process.env): ParentWatch | undefined {
+export function watchLauncher(
+  program: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ParentWatch | undefined {
   if (env.npm_execpath === undefined || env.SKEIN_DEPLOYMENT !== undefined) return undefined;
-  return watchParent(() => process.kill(process.pid, "SIGTERM"));
+  return watchParent(() => {
+    process.stderr.write(`${program}: launcher gone (npm); stopping\n`);
+    process.kill(process.pid, "SIGTERM");
+  });
 }

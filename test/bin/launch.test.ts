@@ -173,6 +173,7 @@ describe("kill -TERM of the npx launcher stops the server", () => {
         await new Promise((done) => setTimeout(done, 50));
       }
       assert.match(out, /\nstopped\n/, "the server stopped through its graceful path");
+      assert.match(err, /^skein: launcher gone \(npm\); stopping$/m, "it said why it stopped");
       await assert.rejects(fetch(`${url}/health`), "its port is closed");
     } finally {
       await dir.remove();

@@ -17,11 +17,15 @@ import { SKEIN_BIN } from "../workflow/support/server.ts";
 const PARENT = `
 const { spawn } = require("node:child_process");
 const { openSync } = require("node:fs");
-const [bin, doc, deployment, log] = process.argv.slice(1);
+const [bin, doc, deployment, log, npm] = process.argv.slice(1);
 const env = { ...process.env };
 if (deployment) {
   env.SKEIN_DEPLOYMENT = deployment;
   env.SKEIN_SUPERVISOR_PID = String(process.pid);
+} else if (npm) {
+  // Started through npx or npm exec: npm sets npm_execpath.
+  delete env.SKEIN_DEPLOYMENT;
+  env.npm_execpath = npm;
 } else {
   // Started by hand from a shell: neither a deployment nor under npm (npm_execpath, which
   // \`npm test\` passes down, would make the worker stop with its launcher: watchLauncher).
@@ -47,9 +51,10 @@ function alive(pid: number): boolean {
 async function launch(
   doc: string,
   deployment: string,
+  npm = "",
 ): Promise<{ parent: number; worker: number; log: string }> {
-  const log = join(dirname(doc), `worker-${deployment || "by-hand"}.log`);
-  const parent = spawn(process.execPath, ["-e", PARENT, SKEIN_BIN, doc, deployment, log], {
+  const log = join(dirname(doc), `worker-${deployment || (npm ? "npm" : "by-hand")}.log`);
+  const parent = spawn(process.execPath, ["-e", PARENT, SKEIN_BIN, doc, deployment, log, npm], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const worker = await new Promise<number>((resolve) => {
@@ -103,6 +108,18 @@ test("a supervised worker stops when its supervisor is SIGKILLed; a hand-started
   process.kill(byHand.parent, "SIGKILL");
   assert.equal(await gone(supervised.worker, 10_000), true, "the supervised worker stopped");
   assert.equal(alive(byHand.worker), true, "the hand-started worker keeps running");
+});
+
+test("a worker started under npm stops when its launcher dies, and says why on stderr", async (t) => {
+  const doc = await workerDoc(t);
+  const worker = await launch(doc, "", "/usr/lib/node_modules/npm/bin/npm-cli.js");
+  t.after(() => {
+    if (alive(worker.worker)) process.kill(worker.worker, "SIGKILL");
+  });
+  await reconnecting(worker);
+  process.kill(worker.parent, "SIGKILL");
+  assert.equal(await gone(worker.worker, 10_000), true, "the worker stopped with its launcher");
+  assert.match(await readFile(worker.log, "utf8"), /^skein: launcher gone \(npm\); stopping$/m);
 });
 
 test("a supervised worker whose supervisor died before it started watching stops at once", {
