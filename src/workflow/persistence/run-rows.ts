@@ -40,16 +40,56 @@ export const RUN_COLUMNS =
  * walks the (namespace[, status], started_at, run_id) index, forwards for "oldest" and
  * backwards for "newest" (both databases read a B-tree either way, so neither order needs
  * its own index or a sort); one row more than the limit says whether another page follows.
+ *
+ * Filtered by definition, `versions` (the name's versions, looked up first) makes the page
+ * one ordered range of the (namespace, definition_version, started_at, run_id) index per
+ * version, each cut at the page's size, merged: a rare definition reads its own runs, not
+ * every run the namespace started. Without them (a name with more versions than a
+ * statement should hold) the start-time index is walked and each run's version tested.
  */
-export function listRunsSql(query: RunQuery, dialect: "sqlite" | "postgres") {
+export function listRunsSql(
+  query: RunQuery,
+  dialect: "sqlite" | "postgres",
+  versions?: readonly string[],
+) {
   const params: (string | number)[] = [];
   const p = (value: string | number) => {
     params.push(value);
     return dialect === "sqlite" ? "?" : `$${params.length}`;
   };
+  const newest = query.order === "newest";
+  const direction = newest ? " DESC" : "";
+  const order = `ORDER BY started_at${direction}, run_id${direction}`;
+  const byVersion = query.definition !== undefined && versions !== undefined;
+  const select = (version?: string) =>
+    `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE ${listConditions(query, p, dialect, version)}`;
+  if (!byVersion || versions.length <= 1) {
+    const where = select(byVersion ? versions[0] : undefined);
+    return { sql: `${where} ${order} LIMIT ${p(query.limit + 1)}`, params };
+  }
+  // SQLite merges plain arms in index order (MERGE (UNION ALL) of co-routines), reading each
+  // only as far as the page needs. PostgreSQL may append and sort instead (it does when it
+  // expects few rows), so there each arm is cut at the page's size itself.
+  const arms = versions.map((v) =>
+    dialect === "sqlite" ? select(v) : `(${select(v)} ${order} LIMIT ${p(query.limit + 1)})`,
+  );
+  return { sql: `${arms.join(" UNION ALL ")} ${order} LIMIT ${p(query.limit + 1)}`, params };
+}
+
+/** The most versions a list by definition reads one range each of; past it, one walk. */
+export const MAX_LISTED_VERSIONS = 100;
+
+/** A list's WHERE conditions: `version` given, that version's runs only. */
+function listConditions(
+  query: RunQuery,
+  p: (value: string | number) => string,
+  dialect: "sqlite" | "postgres",
+  version: string | undefined,
+): string {
   let where = `namespace = ${p(query.namespace)}`;
+  if (version !== undefined) where += ` AND definition_version = ${p(version)}`;
   if (query.status !== undefined) where += ` AND status = ${p(query.status)}`;
-  if (query.definition !== undefined) {
+  if (query.definition !== undefined && version === undefined) {
     where +=
       " AND definition_version IN (SELECT version FROM workflow_definitions " +
       `WHERE namespace = ${p(query.namespace)} AND name = ${p(query.definition)})`;
@@ -68,18 +108,16 @@ export function listRunsSql(query: RunQuery, dialect: "sqlite" | "postgres") {
   if (startedBefore !== undefined && (!newest || !past(startedBefore))) {
     where += ` AND started_at < ${p(startedBefore)}`;
   }
-  const [beyond, direction] = newest ? ["<", " DESC"] : [">", ""];
+  const beyond = newest ? "<" : ">";
   // A row-value comparison, which both databases read as a range of the index: a page deep
   // in the list starts at its cursor instead of stepping over every run before it.
   const [from, id] = [p(at), p(after.runId)];
-  where +=
-    dialect === "sqlite"
+  return (
+    where +
+    (dialect === "sqlite"
       ? ` AND (started_at, run_id) ${beyond} (${from}, ${id})`
-      : ` AND (started_at, run_id) ${beyond} (${from}::bigint, ${id}::text)`;
-  const sql =
-    `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE ${where} ` +
-    `ORDER BY started_at${direction}, run_id${direction} LIMIT ${p(query.limit + 1)}`;
-  return { sql, params };
+      : ` AND (started_at, run_id) ${beyond} (${from}::bigint, ${id}::text)`)
+  );
 }
 
 /**

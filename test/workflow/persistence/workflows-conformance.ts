@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { HistoryEvent } from "../../../src/workflow/engine/history.ts";
-import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
+import { MAX_LISTED_VERSIONS } from "../../../src/workflow/persistence/run-rows.ts";
+import type { RunOrder, WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 
 export const V1 = `sha256:${"01".repeat(32)}`;
 const V2 = `sha256:${"02".repeat(32)}`;
@@ -278,6 +279,55 @@ export function workflowPersistenceConformance(
       assert.equal((await runs.byWorkflowId("g", "g0"))?.definitionName, "gamma");
       assert.equal((await runs.byWorkflowId("f", "w5"))?.definitionName, "beta");
     });
+
+    // A name's versions are read as one range each and merged (or, past MAX_LISTED_VERSIONS,
+    // found by walking every run): either way the pages keep the order and the cursor.
+    for (const count of [4, MAX_LISTED_VERSIONS + 1]) {
+      test(`list by a definition of ${count} versions, among other runs, in both orders through pages`, async () => {
+        const { runs, definitions } = await make();
+        const reg = { namespace: "m", canonical: "{}", registeredBy: "t", registeredAt: 1 };
+        const version = (k: number) => `sha256:${k.toString(16).padStart(64, "0")}`;
+        await definitions.register({ ...reg, name: "other", version: version(0) });
+        for (let k = 1; k <= count; k++) {
+          await definitions.register({ ...reg, name: "many", version: version(k) });
+        }
+        // r00..r29 start at 100..109, three per millisecond (ties the run id breaks); odd
+        // runs are of "many", spread over its versions out of start order.
+        const ids = Array.from({ length: 30 }, (_, i) => `r${String(i).padStart(2, "0")}`);
+        await runs.commit(
+          ids.map((runId, i) => ({
+            runId,
+            workflowId: `w${runId}`,
+            namespace: "m",
+            definitionVersion: version(i % 2 === 0 ? 0 : 1 + ((i * 7) % count)),
+            events: [started(100 + Math.floor(i / 3), `w${runId}`)],
+            status: "Running" as const,
+          })),
+        );
+        const walk = async (order: RunOrder) => {
+          const seen: string[] = [];
+          let after: { startedAt: number; runId: string } | undefined;
+          for (let pages = 0; ; pages++) {
+            assert.ok(pages < 20);
+            const page = await runs.list({
+              namespace: "m",
+              status: undefined,
+              definition: "many",
+              limit: 2,
+              after,
+              order,
+            });
+            assert.ok(page.runs.every((r) => r.definitionName === "many"));
+            seen.push(...page.runs.map((r) => r.runId));
+            if (page.next === undefined) return seen;
+            after = page.next;
+          }
+        };
+        const odd = ids.filter((_, i) => i % 2 === 1);
+        assert.deepEqual(await walk("oldest"), odd);
+        assert.deepEqual(await walk("newest"), odd.toReversed());
+      });
+    }
 
     test("list newest first: start time then run id descending, with every filter, through pages", async () => {
       const { runs, definitions } = await make();

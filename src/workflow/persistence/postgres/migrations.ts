@@ -163,6 +163,17 @@ export const MIGRATIONS: readonly Migration[] = [
     // forwards, so the version only keeps the two lists aligned: no index changes.
     sql: "SELECT 1;",
   },
+  {
+    version: 9,
+    name: "workflow_runs_by_definition",
+    // A list filtered by definition reads, for each of the name's versions, that version's
+    // runs in start order from this index and merges them: a rare definition no longer walks
+    // every run the namespace started to find its few.
+    sql: `
+      CREATE INDEX workflow_runs_by_definition
+        ON workflow_runs (namespace, definition_version, started_at, run_id);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

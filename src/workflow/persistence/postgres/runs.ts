@@ -21,6 +21,7 @@ import {
   endOf,
   isLive,
   listRunsSql,
+  MAX_LISTED_VERSIONS,
   OPEN_OUTBOX_SQL,
   type OutboxTableRow,
   RUN_COLUMNS,
@@ -258,7 +259,16 @@ export class PostgresRunStore implements RunStore {
   async list(query: RunQuery): Promise<RunPage> {
     // Only the filters given become conditions: `($2 IS NULL OR status = $2)` would leave a
     // generic plan unable to use the (namespace, status, started_at, run_id) index.
-    const { sql, params } = listRunsSql(query, "postgres");
+    let versions: string[] | undefined;
+    if (query.definition !== undefined) {
+      const { rows } = await this.#pool.query<{ version: string }>(
+        "SELECT version FROM workflow_definitions WHERE namespace = $1 AND name = $2",
+        [query.namespace, query.definition],
+      );
+      if (rows.length === 0) return { runs: [], next: undefined };
+      if (rows.length <= MAX_LISTED_VERSIONS) versions = rows.map((r) => r.version);
+    }
+    const { sql, params } = listRunsSql(query, "postgres", versions);
     const { rows } = await this.#pool.query<RunRow>(sql, params);
     return runPage(rows, query.limit);
   }

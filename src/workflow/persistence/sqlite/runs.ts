@@ -16,6 +16,7 @@ import {
   endOf,
   isLive,
   listRunsSql,
+  MAX_LISTED_VERSIONS,
   OPEN_OUTBOX_SQL,
   type OutboxTableRow,
   RUN_COLUMNS,
@@ -39,6 +40,7 @@ export class SqliteRunStore implements RunStore {
   readonly #events: StatementSync;
   readonly #byWorkflowId: StatementSync;
   readonly #exists: StatementSync;
+  readonly #versions: StatementSync;
   /** List statements by their SQL text: one per combination of filters, prepared once. */
   readonly #pages = new Map<string, StatementSync>();
   readonly #writeOutbox: StatementSync;
@@ -76,6 +78,9 @@ export class SqliteRunStore implements RunStore {
       `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
     );
     this.#exists = db.prepare("SELECT 1 AS one FROM workflow_runs WHERE run_id = ?");
+    this.#versions = db.prepare(
+      "SELECT version FROM workflow_definitions WHERE namespace = ? AND name = ?",
+    );
   }
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
@@ -170,7 +175,13 @@ export class SqliteRunStore implements RunStore {
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    const { sql, params } = listRunsSql(query, "sqlite");
+    let versions: string[] | undefined;
+    if (query.definition !== undefined) {
+      const rows = this.#versions.all(query.namespace, query.definition) as { version: string }[];
+      if (rows.length === 0) return { runs: [], next: undefined };
+      if (rows.length <= MAX_LISTED_VERSIONS) versions = rows.map((r) => r.version);
+    }
+    const { sql, params } = listRunsSql(query, "sqlite", versions);
     let statement = this.#pages.get(sql);
     if (statement === undefined) {
       statement = this.#db.prepare(sql);

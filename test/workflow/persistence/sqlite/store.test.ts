@@ -98,13 +98,13 @@ describe("SQLite workflow store: file, journal and migrations", () => {
   });
 
   for (const order of ["oldest", "newest"] as const) {
-    test(`a list (${order} first) reads a run index in order: by status the (namespace, status) one, never a sort`, async () => {
+    test(`a list (${order} first) reads a run index in order: by status the (namespace, status) one, by definition the (namespace, version) one, never a sort`, async () => {
       const file = await fresh();
       await SqliteWorkflowStore.open(file).close();
       const db = new DatabaseSync(file);
-      const planOf = (query: Partial<Parameters<typeof listRunsSql>[0]>) => {
+      const planOf = (query: Partial<Parameters<typeof listRunsSql>[0]>, versions?: string[]) => {
         const base = { namespace: "ns", status: undefined, limit: 1, after: undefined, order };
-        const { sql, params } = listRunsSql({ ...base, ...query }, "sqlite");
+        const { sql, params } = listRunsSql({ ...base, ...query }, "sqlite", versions);
         const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
         return rows.map((p) => p.detail).join("\n");
       };
@@ -123,6 +123,11 @@ describe("SQLite workflow store: file, journal and migrations", () => {
       const deep = planOf({ after: cursor });
       const deepByStatus = planOf({ status: "Failed", after: cursor });
       const deepInWindow = planOf({ startedAfter: 1, startedBefore: 9, after: cursor });
+      // A definition's versions known (migration 9): one range of the (namespace,
+      // definition_version, started_at, run_id) index per version from the cursor on, merged
+      // in order, so a rare definition reads only its own runs.
+      const byVersion = planOf({ definition: "d", after: cursor }, ["v1"]);
+      const byVersions = planOf({ definition: "d", after: cursor }, ["v1", "v2", "v3"]);
       // The definition version is in the start-time index entries (migration 8): a list by
       // definition tests each run there, not in its row, the same cost in either direction.
       const columns = db.prepare("PRAGMA index_info(workflow_runs_by_start)").all() as {
@@ -153,7 +158,12 @@ describe("SQLite workflow store: file, journal and migrations", () => {
         deepByStatus,
       );
       assert.ok(deepInWindow.includes(`(started_at,run_id)${range}(?,?)`), deepInWindow);
-      for (const plan of [byStatus, filtered, byStart, deep, deepByStatus, deepInWindow]) {
+      const versionRange = `workflow_runs_by_definition (namespace=? AND definition_version=? AND (started_at,run_id)${range}(?,?))`;
+      assert.ok(byVersion.includes(versionRange), byVersion);
+      assert.equal(byVersions.split(versionRange).length - 1, 3, byVersions);
+      assert.match(byVersions, /MERGE \(UNION ALL\)/);
+      const plans = [byStatus, filtered, byStart, deep, deepByStatus, deepInWindow];
+      for (const plan of [...plans, byVersion, byVersions]) {
         assert.doesNotMatch(plan, /TEMP B-TREE/, "the index gives the order: no sort");
       }
     });
