@@ -164,14 +164,14 @@ async function readStream(path, body, seen, onItem, onEnd, signal) {
 
 /**
  * Follows a stream: `onItem(data)` for each item once, in order, `onEnd(data)` at the end,
- * `onError(error)` on a refusal. Reconnects with `after` (the stream ends every 10 minutes,
+ * `onError(error)` on a refusal; `from` items already read are skipped. Reconnects with `after` (the stream ends every 10 minutes,
  * or the network drops), backing off after failures; with no stream route, `fallback(seen,
  * signal)` takes over. Returns the function that stops it.
  */
-export function follow(path, body, { onItem, onEnd, onError, fallback }) {
+export function follow(path, body, { onItem, onEnd, onError, fallback, from = 0 }) {
   const controller = new AbortController();
   const { signal } = controller;
-  const seen = { count: 0 };
+  const seen = { count: from };
   (async () => {
     let backoff = 250;
     while (!signal.aborted) {
@@ -191,6 +191,29 @@ export function follow(path, body, { onItem, onEnd, onError, fallback }) {
     }
   })();
   return () => controller.abort();
+}
+
+/** Events per history read: a long history comes in pages, never as one answer. */
+export const HISTORY_PAGE = 1000;
+
+/**
+ * Reads a run's history from index `after` on, page by page (following `next`), calling
+ * `onPage(events)` for each; gives every event read.
+ */
+export async function readHistory(body, { after = 0, signal, onPage } = {}) {
+  const all = [];
+  let at = after;
+  while (at !== null) {
+    const page = await post(
+      "/workflows/history",
+      { ...body, after: at, limit: HISTORY_PAGE },
+      signal,
+    );
+    all.push(...page.events);
+    onPage?.(page.events);
+    at = page.next;
+  }
+  return all;
 }
 
 export { sleep };

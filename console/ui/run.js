@@ -6,7 +6,7 @@
  * a cancel's confirmation names the descendants the cascade will reach.
  */
 
-import { follow, post, sleep } from "/ui/api.js";
+import { follow, post, readHistory, sleep } from "/ui/api.js";
 import {
   attemptPath,
   Confirm,
@@ -31,30 +31,37 @@ import { liveDescendants, Timeline } from "/ui/timeline.js";
 
 const ENDS = ["RunCompleted", "RunFailed", "RunCancelled"];
 
-/** The run's events, appended as they commit; `live` says how they arrive. */
+/**
+ * The run's events, appended as they commit; `live` says how they arrive. What is stored is
+ * read first in pages (a long history is never one answer), then the stream goes on from
+ * there.
+ */
 function useHistory(ns, workflowId) {
   const [state, setState] = useState({ events: [], ended: false, live: "connecting", error: null });
   useEffect(() => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    let stop = () => {};
     const buffer = [];
     let frame = 0;
+    const append = (batch) => {
+      if (batch.length > 0) setState((s) => ({ ...s, events: [...s.events, ...batch] }));
+    };
     const flush = () => {
       frame = 0;
-      const batch = buffer.splice(0);
-      setState((s) => ({ ...s, events: [...s.events, ...batch] }));
+      append(buffer.splice(0));
     };
+    const end = () => setState((s) => ({ ...s, ended: true, live: "ended" }));
     const body = { namespace: ns, workflow_id: workflowId };
-    // Without a stream route: one history read per describe long poll (5 s at most).
+    // Without a stream route: one paged read of the new events per describe long poll.
     const fallback = async (seen, signal) => {
       setState((s) => ({ ...s, live: "long poll" }));
       while (!signal.aborted) {
         try {
-          const h = await post("/workflows/history", body, signal);
-          const fresh = h.events.slice(seen.count);
-          seen.count = h.events.length;
-          if (fresh.length > 0) setState((s) => ({ ...s, events: [...s.events, ...fresh] }));
-          if (h.events.some((e) => ENDS.includes(e.type))) {
-            return setState((s) => ({ ...s, ended: true, live: "ended" }));
-          }
+          const fresh = await readHistory(body, { after: seen.count, signal });
+          seen.count += fresh.length;
+          append(fresh);
+          if (fresh.some((e) => ENDS.includes(e.type))) return end();
           await post("/workflows/describe", { ...body, wait_ms: 5000 }, signal);
         } catch (error) {
           if (signal.aborted) return;
@@ -63,19 +70,44 @@ function useHistory(ns, workflowId) {
         }
       }
     };
-    setState((s) => ({ ...s, live: "stream" }));
-    return follow("/workflows/history/stream", body, {
-      onItem: (data) => {
-        buffer.push(data.event);
-        if (frame === 0) frame = requestAnimationFrame(flush);
-      },
-      onEnd: () => {
-        flush();
-        setState((s) => ({ ...s, ended: true, live: "ended" }));
-      },
-      onError: (error) => setState((s) => ({ ...s, error })),
-      fallback,
-    });
+    (async () => {
+      setState((s) => ({ ...s, live: "loading" }));
+      // Counted page by page: after a failed read the stream goes on from what was shown.
+      let read = 0;
+      let ended = false;
+      const onPage = (events) => {
+        read += events.length;
+        ended ||= events.some((e) => ENDS.includes(e.type));
+        append(events);
+      };
+      try {
+        await readHistory(body, { signal, onPage });
+      } catch (error) {
+        if (signal.aborted) return;
+        setState((s) => ({ ...s, error }));
+      }
+      if (signal.aborted) return;
+      if (ended) return end();
+      setState((s) => ({ ...s, live: "stream" }));
+      stop = follow("/workflows/history/stream", body, {
+        from: read,
+        onItem: (data) => {
+          buffer.push(data.event);
+          if (frame === 0) frame = requestAnimationFrame(flush);
+        },
+        onEnd: () => {
+          flush();
+          end();
+        },
+        onError: (error) => setState((s) => ({ ...s, error })),
+        fallback,
+      });
+    })();
+    return () => {
+      controller.abort();
+      stop();
+      cancelAnimationFrame(frame);
+    };
   }, [ns, workflowId]);
   return state;
 }

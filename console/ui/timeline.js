@@ -6,7 +6,7 @@
  * pure function of the events, so the view is the same whether they came by stream or read.
  */
 
-import { background, post } from "/ui/api.js";
+import { background, post, readHistory } from "/ui/api.js";
 import {
   duration,
   html,
@@ -119,11 +119,10 @@ export async function liveDescendants(ns, events, depth = 1) {
   const out = [];
   for (const item of model(events)) {
     if (item.kind !== "child" || item.status !== undefined) continue;
-    const child = await post("/workflows/history", { namespace: ns, workflow_id: item.runId });
-    if (child.events.some((e) => ["RunCompleted", "RunFailed", "RunCancelled"].includes(e.type)))
-      continue;
+    const child = await readHistory({ namespace: ns, workflow_id: item.runId });
+    if (child.some((e) => ["RunCompleted", "RunFailed", "RunCancelled"].includes(e.type))) continue;
     out.push({ runId: item.runId, workflow: item.workflow, depth });
-    out.push(...(await liveDescendants(ns, child.events, depth + 1)));
+    out.push(...(await liveDescendants(ns, child, depth + 1)));
   }
   return out;
 }
@@ -204,13 +203,10 @@ function ChildNode({ ns, item, span, version, parentEnded }) {
 }
 
 function ChildHistory({ ns, runId, version }) {
-  const state = useLoad(
-    () => post("/workflows/history", { namespace: ns, workflow_id: runId }),
-    [runId, version],
-  );
+  const state = useLoad(() => readHistory({ namespace: ns, workflow_id: runId }), [runId, version]);
   if (state.error) return html`<div class="error">${state.error.message}</div>`;
   if (!state.data) return html`<p class="loading">Loading…</p>`;
-  return html`<div class="subtree"><${Timeline} ns=${ns} events=${state.data.events} version=${version} /></div>`;
+  return html`<div class="subtree"><${Timeline} ns=${ns} events=${state.data} version=${version} /></div>`;
 }
 
 function RunEvent({ e }) {
@@ -225,41 +221,63 @@ function RunEvent({ e }) {
   </li>`;
 }
 
-/** The timeline of `events`; `version` changes when more events arrive. */
+/** One timeline item; keyed by its place, so a child node keeps its state as items arrive. */
+function Item({ ns, item, span, version, ended }) {
+  switch (item.kind) {
+    case "activity":
+      return html`<li class="item activity" data-activity=${item.id} data-step=${item.step}>
+        <div class="head"><span class="kind">activity ${item.id}</span><strong>${item.step}</strong>
+          <span class="mono">${item.action}</span> <span class="muted">on ${item.queue}</span>
+          ${item.attempts.length > 1 ? html`<span class="badge retry">${item.attempts.length} attempts</span>` : null}</div>
+        <ul class="attempts">${item.attempts.map((t) => html`<${Attempt} t=${t} span=${span} />`)}</ul>
+      </li>`;
+    case "timer":
+      return html`<li class="item timer" data-timer=${item.id}>
+        <div class="head"><span class="kind">timer</span><strong>${item.id}</strong>
+          <span class="muted">${time(item.at)}</span>
+          <span>${item.fired ? `fired after ${duration(item.fired - item.at)}` : `fires at ${time(item.fireAt)}`}</span></div>
+        <${Bar} span=${span} from=${item.at} to=${item.fired ?? item.fireAt} outcome="timer" />
+      </li>`;
+    case "signal":
+      return html`<li class="item signal" data-signal=${item.name}>
+        <div class="head"><span class="kind">signal</span><strong>${item.name}</strong>
+          <span class="muted">${time(item.at)}</span> <code>${JSON.stringify(item.payload)}</code></div>
+      </li>`;
+    case "child":
+      return html`<${ChildNode} ns=${ns} item=${item} span=${span} version=${version} parentEnded=${ended} />`;
+    default:
+      return html`<${RunEvent} e=${item.event} />`;
+  }
+}
+
+/** Items a timeline shows at first, the newest; each "show older" adds as many again. */
+export const TIMELINE_WINDOW = 200;
+
+/**
+ * The timeline of `events`; `version` changes when more events arrive. Only the newest
+ * items are drawn (a run of thousands of events would make thousands of rows): older ones
+ * come a window at a time on request.
+ */
 export function Timeline({ ns, events, version = events.length }) {
-  const items = model(events);
+  const [shown, setShown] = useState(TIMELINE_WINDOW);
+  const all = model(events);
+  const hidden = Math.max(0, all.length - shown);
+  const items = all.slice(hidden);
   const start = events[0]?.at ?? Date.now();
   const last = events.at(-1)?.at ?? start;
   const ended = events.some((e) => ["RunCompleted", "RunFailed", "RunCancelled"].includes(e.type));
   const span = { start, end: ended ? last : Math.max(last, Date.now()) };
-  return html`<ol class="timeline">
-    ${items.map((item) => {
-      switch (item.kind) {
-        case "activity":
-          return html`<li class="item activity" data-activity=${item.id} data-step=${item.step}>
-            <div class="head"><span class="kind">activity ${item.id}</span><strong>${item.step}</strong>
-              <span class="mono">${item.action}</span> <span class="muted">on ${item.queue}</span>
-              ${item.attempts.length > 1 ? html`<span class="badge retry">${item.attempts.length} attempts</span>` : null}</div>
-            <ul class="attempts">${item.attempts.map((t) => html`<${Attempt} t=${t} span=${span} />`)}</ul>
-          </li>`;
-        case "timer":
-          return html`<li class="item timer" data-timer=${item.id}>
-            <div class="head"><span class="kind">timer</span><strong>${item.id}</strong>
-              <span class="muted">${time(item.at)}</span>
-              <span>${item.fired ? `fired after ${duration(item.fired - item.at)}` : `fires at ${time(item.fireAt)}`}</span></div>
-            <${Bar} span=${span} from=${item.at} to=${item.fired ?? item.fireAt} outcome="timer" />
-          </li>`;
-        case "signal":
-          return html`<li class="item signal" data-signal=${item.name}>
-            <div class="head"><span class="kind">signal</span><strong>${item.name}</strong>
-              <span class="muted">${time(item.at)}</span> <code>${JSON.stringify(item.payload)}</code></div>
-          </li>`;
-        case "child":
-          return html`<${ChildNode} ns=${ns} item=${item} span=${span} version=${version} parentEnded=${ended} />`;
-        default:
-          return html`<${RunEvent} e=${item.event} />`;
-      }
-    })}
+  return html`<ol class="timeline" data-items=${all.length} data-hidden=${hidden}>
+    ${
+      hidden > 0
+        ? html`<li class="older"><button type="button" data-older onClick=${() => setShown(shown + TIMELINE_WINDOW)}>
+            Show ${Math.min(hidden, TIMELINE_WINDOW)} older (${hidden} not shown)</button></li>`
+        : null
+    }
+    ${items.map(
+      (item, i) =>
+        html`<${Item} key=${hidden + i} ns=${ns} item=${item} span=${span} version=${version} ended=${ended} />`,
+    )}
   </ol>`;
 }
 

@@ -89,7 +89,7 @@ export const workflowCommand: Command = {
     "       skein workflow start NAME [--version V] [-i JSON | -f FILE|-] [--workflow-id UUID] [-w MS] …",
     "       skein workflow describe WORKFLOW_ID [--run-id UUID] [-w MS] …",
     "       skein workflow list [--status S] [--order oldest|newest] [--limit N] [--cursor C] …",
-    "       skein workflow history WORKFLOW_ID [--run-id UUID] …",
+    "       skein workflow history WORKFLOW_ID [--run-id UUID] [--limit N] …",
     "       skein workflow signal WORKFLOW_ID NAME [--payload JSON] [--run-id UUID] …",
     "       skein workflow pause|resume|cancel WORKFLOW_ID [--run-id UUID] …",
     "",
@@ -105,6 +105,7 @@ export const workflowCommand: Command = {
     "            waits for a live run to end",
     "  list: runs by start time, oldest first unless --order newest; the next page's cursor",
     "        goes to stderr (it keeps the order: --cursor alone continues it)",
+    "  history: every event of the run, read --limit N (default 10000) events per request",
   ].join("\n"),
   async run(args, io) {
     const [verb, ...rest] = args;
@@ -120,8 +121,9 @@ export const workflowCommand: Command = {
         case "definitions":
           return await definitions(rest, io);
         case "describe":
+          return await describe(rest, io);
         case "history":
-          return await read(verb, rest, io);
+          return await history(rest, io);
         case "list":
           return await list(rest, io);
         default:
@@ -228,30 +230,59 @@ async function definitions(rest: readonly string[], io: Io): Promise<number> {
   return 0;
 }
 
-async function read(verb: "describe" | "history", rest: readonly string[], io: Io) {
+async function describe(rest: readonly string[], io: Io) {
   const { values, positionals } = parseOptions(
     rest,
     { ...common, "run-id": { type: "string" }, wait: { type: "string", short: "w" } },
     { min: 1, max: 1 },
   );
   const mode = outputMode(values.output);
-  if (verb === "history" && values.wait !== undefined) {
-    throw new UsageError("--wait goes with start and describe only");
-  }
   const wait = values.wait === undefined ? undefined : waitMs(values.wait);
-  const r = (await request(clientOf(values), "POST", `/workflows/${verb}`, {
+  const r = (await request(clientOf(values), "POST", "/workflows/describe", {
     ...namespaced(values.namespace),
     workflow_id: positionals[0],
     ...(values["run-id"] === undefined ? {} : { run_id: values["run-id"] }),
     ...(wait === undefined ? {} : { wait_ms: wait }),
-  })) as DescribeAnswer & { events: Record<string, unknown>[] };
-  if (verb === "describe") {
-    emit(io, mode, describeJson(r), () =>
-      describeText(r.run, r.pending_activities, r.pending_total),
-    );
-  } else {
-    emitLines(io, mode, r.events, () => historyTable(r.events));
+  })) as DescribeAnswer;
+  emit(io, mode, describeJson(r), () => describeText(r.run, r.pending_activities, r.pending_total));
+  return 0;
+}
+
+/** Reads the history page by page, following `next`, so a long one is never one answer. */
+async function history(rest: readonly string[], io: Io) {
+  const { values, positionals } = parseOptions(
+    rest,
+    {
+      ...common,
+      "run-id": { type: "string" },
+      limit: { type: "string" },
+      wait: { type: "string", short: "w" },
+    },
+    { min: 1, max: 1 },
+  );
+  const mode = outputMode(values.output);
+  if (values.wait !== undefined) throw new UsageError("--wait goes with start and describe only");
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) {
+    throw new UsageError("--limit must be a whole number");
   }
+  const client = clientOf(values);
+  const events: Record<string, unknown>[] = [];
+  let after: number | null = 0;
+  while (after !== null) {
+    const r = (await request(client, "POST", "/workflows/history", {
+      ...namespaced(values.namespace),
+      workflow_id: positionals[0],
+      ...(values["run-id"] === undefined ? {} : { run_id: values["run-id"] }),
+      after,
+      ...(limit === undefined ? {} : { limit }),
+    })) as { events: Record<string, unknown>[]; next: number | null };
+    // JSON lines go out as each page arrives; the text table needs every row for its widths.
+    if (mode === "text") events.push(...r.events);
+    else emitLines(io, mode, r.events, () => "");
+    after = r.next;
+  }
+  if (mode === "text") emitLines(io, mode, events, () => historyTable(events));
   return 0;
 }
 

@@ -35,6 +35,8 @@ export const HELD_BACKSTOP_MS = 5_000;
 /** An attempt's end has no hook: its liveness (in memory) is checked this often. */
 export const LIVENESS_POLL_MS = 1_000;
 export const MIN_READ_GAP_MS = 100;
+/** The most events one read of a stream takes from storage; a longer backlog takes several. */
+const STREAM_READ_MAX = 1_000;
 
 const after = withDefault(integer("u32"), 0);
 
@@ -109,10 +111,16 @@ async function sendHistory(
       await gap(lastRead, stream.signal);
       lastRead = Date.now();
       // The record is read before the events: once it shows an end, the events hold it.
-      const { run, events } = await runs.history(at.namespace, at.run.workflowId, at.run.runId);
-      for (; sent < events.length && !stream.signal.aborted; sent++) {
-        await stream.send("history", { index: sent, event: eventJson(events[sent]!) });
+      // Only the events not yet sent are read, a bounded slice at a time.
+      const { run, events } = await runs.history(at.namespace, at.run.workflowId, at.run.runId, {
+        after: sent,
+        limit: STREAM_READ_MAX,
+      });
+      for (const event of events) {
+        if (stream.signal.aborted) return;
+        await stream.send("history", { index: sent++, event: eventJson(event) });
       }
+      if (events.length === STREAM_READ_MAX) continue;
       if (run.status !== "Running" && run.status !== "Paused") {
         await stream.send("end", { status: run.status });
         return;

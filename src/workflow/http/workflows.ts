@@ -84,6 +84,18 @@ const runBody = object({
   run_id: optional(uuid()),
 });
 
+/** The most events one history answer holds; a longer history is read in pages (`next`). */
+export const HISTORY_PAGE_MAX = 10_000;
+
+const historyBody = object({
+  namespace: optional(namespaceName()),
+  workflow_id: uuid(),
+  run_id: optional(uuid()),
+  /** How many events the client has already read: the index of the first one answered. */
+  after: withDefault(integer("u32"), 0),
+  limit: withDefault(integer("u32", { min: 1, max: HISTORY_PAGE_MAX }), HISTORY_PAGE_MAX),
+});
+
 const describeBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
@@ -303,12 +315,23 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
 
   app.post(
     "/workflows/history",
-    { config: { api: { summary: "Read a run's durable history", body: runBody } } },
+    { config: { api: { summary: "Read a page of a run's durable history", body: historyBody } } },
     async (request) => {
-      const body = runBody.run(request.body, undefined);
+      const body = historyBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id);
-      return { workflow_id: run.workflowId, run_id: run.runId, events: events.map(eventJson) };
+      // One event more than asked tells whether another page follows, without a count query.
+      const { run, events } = await roles.runs.history(namespace, body.workflow_id, body.run_id, {
+        after: body.after,
+        limit: body.limit + 1,
+      });
+      const more = events.length > body.limit;
+      if (more) events.length = body.limit;
+      return {
+        workflow_id: run.workflowId,
+        run_id: run.runId,
+        events: events.map(eventJson),
+        next: more ? body.after + body.limit : null,
+      };
     },
   );
 

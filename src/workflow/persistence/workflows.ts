@@ -111,8 +111,18 @@ export interface RunStore extends EngineStore {
   /** The run of `workflowId` in the namespace (one run per workflow id). */
   byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined>;
   list(query: RunQuery): Promise<RunPage>;
-  /** The run's events in order; undefined when the run does not exist. */
-  history(runId: string): Promise<HistoryEvent[] | undefined>;
+  /**
+   * The run's events in order; undefined when the run does not exist. With a range, only
+   * the events at indexes `after`, `after + 1`, … (at most `limit` of them) are read.
+   */
+  history(runId: string, range?: HistoryRange): Promise<HistoryEvent[] | undefined>;
+}
+
+/** A slice of a history by event index (0-based, the order events were committed). */
+export interface HistoryRange {
+  /** How many events to skip: the index of the first one read. */
+  readonly after: number;
+  readonly limit: number;
 }
 
 /** What a backend offers to run workflows. */

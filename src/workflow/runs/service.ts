@@ -11,7 +11,13 @@ import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
 import { workflowError } from "../errors.ts";
-import type { RunPage, RunQuery, RunRecord, RunStore } from "../persistence/workflows.ts";
+import type {
+  HistoryRange,
+  RunPage,
+  RunQuery,
+  RunRecord,
+  RunStore,
+} from "../persistence/workflows.ts";
 import { RunEnds } from "./ends.ts";
 import { type PendingActivity, pendingActivities } from "./pending.ts";
 
@@ -162,12 +168,14 @@ export class RunService {
     return pendingActivities((await this.#runs.history(run.runId)) ?? []);
   }
 
+  /** The run's events, all of them or (with a range) only those at the range's indexes. */
   async history(
     namespace: string,
     workflowId: string,
     runId?: string,
+    range?: HistoryRange,
   ): Promise<{ run: RunRecord; events: HistoryEvent[] }> {
     const run = await this.describe(namespace, workflowId, runId);
-    return { run, events: (await this.#runs.history(run.runId)) ?? [] };
+    return { run, events: (await this.#runs.history(run.runId, range)) ?? [] };
   }
 }

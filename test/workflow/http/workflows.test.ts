@@ -93,8 +93,46 @@ async function history(server: ServerProcess, token: string, workflowId: string)
     body: { workflow_id: workflowId },
   });
   assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.next, null, "a short history fits in one answer");
   // biome-ignore lint/suspicious/noExplicitAny: events are tagged JSON objects
   return r.body.events as any[];
+}
+
+/** Reads the history 3 events a page, following `next`, and checks it against `all`. */
+async function pagesMatch(
+  server: ServerProcess,
+  token: string,
+  workflowId: string,
+  all: readonly unknown[],
+): Promise<void> {
+  const read: unknown[] = [];
+  let after: number | null = 0;
+  let pages = 0;
+  while (after !== null) {
+    const r = await call(server.url, "POST", "/workflows/history", {
+      token,
+      body: { workflow_id: workflowId, after, limit: 3 },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.ok(r.body.events.length <= 3);
+    read.push(...r.body.events);
+    after = r.body.next;
+    pages++;
+  }
+  assert.deepEqual(read, all);
+  assert.equal(pages, Math.ceil(all.length / 3));
+  const past = await call(server.url, "POST", "/workflows/history", {
+    token,
+    body: { workflow_id: workflowId, after: all.length + 5 },
+  });
+  assert.deepEqual([past.body.events, past.body.next], [[], null]);
+  for (const body of [{ limit: 0 }, { limit: 10_001 }, { after: -1 }, { after: "1" }]) {
+    const r = await call(server.url, "POST", "/workflows/history", {
+      token,
+      body: { workflow_id: workflowId, ...body },
+    });
+    assert.deepEqual([r.status, r.body.error.code], [400, "decode_refused"], JSON.stringify(body));
+  }
 }
 
 const completions = (events: { type: string; activity_id: number; attempt: number }[]) =>
@@ -142,11 +180,16 @@ describe("workflows through the real server and real workers", () => {
         [[2, 1, "flaky"]],
       );
       assert.equal(events.at(-1).type, "RunCompleted");
+      await pagesMatch(server, token, workflow_id, events);
 
       const described = skein(["workflow", "describe", workflow_id], env);
       assert.equal(JSON.parse(described.stdout).status, "Completed");
       const lines = skein(["workflow", "history", workflow_id], env).stdout.trim().split("\n");
       assert.equal(lines.length, events.length);
+      // A small page size makes the CLI follow `next` through several pages.
+      const paged = skein(["workflow", "history", workflow_id, "--limit", "2"], env);
+      assert.equal(paged.status, 0, paged.stderr);
+      assert.deepEqual(paged.stdout.trim().split("\n"), lines);
       const listed = skein(["workflow", "list", "--status", "Completed"], env);
       assert.deepEqual(
         listed.stdout

@@ -133,6 +133,31 @@ export function workflowPersistenceConformance(
       assert.equal(await runs.history("nope"), undefined);
     });
 
+    test("history reads only a range of indexes, across commits", async () => {
+      const { runs } = await make();
+      const id = { runId: "r1", workflowId: "w1", namespace: "n", definitionVersion: V1 };
+      const signal = (i: number): HistoryEvent => ({
+        type: "SignalReceived",
+        at: 100 + i,
+        signal: `s${i}`,
+        payload_json: String(i),
+      });
+      await runs.commit([{ ...id, events: [started(10, "w1"), signal(1)], status: "Running" }]);
+      await runs.commit([{ ...id, events: [signal(2), signal(3)], status: "Running" }]);
+      await runs.commit([{ ...id, events: [signal(4)], status: "Running" }]);
+      const names = async (after: number, limit: number) =>
+        (await runs.history("r1", { after, limit }))?.map((e) =>
+          e.type === "SignalReceived" ? e.signal : e.type,
+        );
+      assert.deepEqual(await names(0, 2), ["RunStarted", "s1"]);
+      assert.deepEqual(await names(1, 3), ["s1", "s2", "s3"]);
+      assert.deepEqual(await names(3, 10), ["s3", "s4"]);
+      assert.deepEqual(await names(5, 10), []);
+      assert.deepEqual(await names(99, 1), []);
+      assert.equal((await runs.history("r1"))?.length, 5);
+      assert.equal(await runs.history("nope", { after: 0, limit: 1 }), undefined);
+    });
+
     test("list filters by status and pages with a stable cursor", async () => {
       const { runs } = await make();
       const batch = Array.from({ length: 7 }, (_, i) => ({

@@ -26,6 +26,8 @@ const shots =
     : mkdtempSync(join(tmpdir(), "skein-ui-shots-"));
 /** Runs beyond one page of the list (200), so the list pages by cursor as it scrolls. */
 const FILLER_RUNS = 450;
+/** Signals sent to one run: a history longer than one page of the console's reads (1000). */
+const LONG_RUN_TICKS = 1_200;
 
 // Started at the top level: helpers register their cleanup with after().
 const skip = present ? false : "/usr/bin/chromium is not installed";
@@ -316,6 +318,55 @@ describe("run console in Chromium", { skip }, () => {
     await page.locator('[data-run-status="Completed"]').waitFor();
     assert.match((await page.locator("pre[data-output]").textContent()) ?? "", /"ok": true/);
     await page.context().close();
+  });
+
+  test("a run of 1,200 signals: its history read in pages, the newest drawn, older on request", async () => {
+    const id = await world.start("waiter");
+    for (let i = 0; i < LONG_RUN_TICKS; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          world.api("/workflows/signal", { workflow_id: id, signal: "tick", payload: i + j }),
+        ),
+      );
+    }
+    await world.api("/workflows/signal", { workflow_id: id, signal: "go" });
+    const run = await world.until(id, "completed", (d) => d.run.status === "Completed");
+    assert.equal(run.run.status, "Completed");
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    page.on("pageerror", (error) => {
+      throw error;
+    });
+    const reads: { after: number; limit: number }[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/workflows/history")) reads.push(r.postDataJSON());
+    });
+    await page.goto(`${world.url}/ui/n/default/runs/${id}#token=${world.token}`);
+    await page.locator('[data-live="ended"]').waitFor();
+    // The end of the history is drawn: the last signal, the run's end.
+    await page.locator('li.signal[data-signal="go"]').waitFor();
+    await page.locator('li[data-event="RunCompleted"]').waitFor();
+    const timeline = page.locator("ol.timeline");
+    const items = Number(await timeline.getAttribute("data-items"));
+    assert.ok(items > LONG_RUN_TICKS, `${items} timeline items`);
+    const drawn = await page.locator("ol.timeline > li.item").count();
+    assert.ok(drawn <= 200, `${drawn} items drawn of ${items}`);
+    assert.equal(Number(await timeline.getAttribute("data-hidden")), items - drawn);
+    // Every event was read, in pages of at most 1000, each starting where the last ended.
+    assert.match((await page.locator("[data-live]").textContent()) ?? "", /\(1\d{3} events/);
+    assert.deepEqual(
+      reads.map((r) => [r.after, r.limit]),
+      [
+        [0, 1000],
+        [1000, 1000],
+      ],
+    );
+    await page.locator("button[data-older]").click();
+    await until("a window of older items drawn", async () => {
+      const now = await page.locator("ol.timeline > li.item").count();
+      return now === drawn + 200 ? now : undefined;
+    });
+    await context.close();
   });
 
   test("definitions with their versions; deployments with their process and log", async () => {

@@ -30,7 +30,7 @@ import {
   toOutboxRow,
   toRunRecord,
 } from "../run-rows.ts";
-import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
+import type { HistoryRange, RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 
 /** A shard's lease as this node holds it: the token every commit to the shard presents. */
 export interface ShardFence {
@@ -273,15 +273,18 @@ export class PostgresRunStore implements RunStore {
     return runPage(rows, query.limit);
   }
 
-  async history(runId: string): Promise<HistoryEvent[] | undefined> {
+  async history(runId: string, range?: HistoryRange): Promise<HistoryEvent[] | undefined> {
     const { rows: exists } = await this.#pool.query(
       "SELECT 1 FROM workflow_runs WHERE run_id = $1",
       [runId],
     );
     if (exists.length === 0) return undefined;
+    // seq is the event's index in the run (appends count it from 0), so a range is a seq range.
     const { rows } = await this.#pool.query<{ event: string }>(
-      "SELECT event FROM workflow_events WHERE run_id = $1 ORDER BY seq",
-      [runId],
+      range === undefined
+        ? "SELECT event FROM workflow_events WHERE run_id = $1 ORDER BY seq"
+        : "SELECT event FROM workflow_events WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
+      range === undefined ? [runId] : [runId, range.after, range.limit],
     );
     return rows.map((e) => decodeStoredEvent(e.event));
   }

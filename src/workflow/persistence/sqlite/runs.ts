@@ -25,7 +25,7 @@ import {
   toOutboxRow,
   toRunRecord,
 } from "../run-rows.ts";
-import type { RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
+import type { HistoryRange, RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import { transaction } from "./database.ts";
 
 export class SqliteRunStore implements RunStore {
@@ -38,6 +38,7 @@ export class SqliteRunStore implements RunStore {
   readonly #seqOf: StatementSync;
   readonly #running: StatementSync;
   readonly #events: StatementSync;
+  readonly #eventRange: StatementSync;
   readonly #byWorkflowId: StatementSync;
   readonly #exists: StatementSync;
   readonly #versions: StatementSync;
@@ -74,6 +75,10 @@ export class SqliteRunStore implements RunStore {
         "WHERE status IN ('Running', 'Paused')",
     );
     this.#events = db.prepare("SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq");
+    // seq is the event's index in the run (appends count it from 0), so a range is a seq range.
+    this.#eventRange = db.prepare(
+      "SELECT event FROM workflow_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+    );
     this.#byWorkflowId = db.prepare(
       `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`,
     );
@@ -190,8 +195,12 @@ export class SqliteRunStore implements RunStore {
     return runPage(statement.all(...params) as unknown as RunRow[], query.limit);
   }
 
-  async history(runId: string): Promise<HistoryEvent[] | undefined> {
+  async history(runId: string, range?: HistoryRange): Promise<HistoryEvent[] | undefined> {
     if (this.#exists.get(runId) === undefined) return undefined;
-    return (this.#events.all(runId) as { event: string }[]).map((e) => decodeStoredEvent(e.event));
+    const rows =
+      range === undefined
+        ? this.#events.all(runId)
+        : this.#eventRange.all(runId, range.after, range.limit);
+    return (rows as { event: string }[]).map((e) => decodeStoredEvent(e.event));
   }
 }
