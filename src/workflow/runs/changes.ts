@@ -55,7 +55,7 @@ export class ChangeSignals {
     };
   }
 
-  /** Keys with a subscriber (tests, status). */
+  /** Keys with a subscriber (the commit path skips signalling when none). */
   get watched(): number {
     return this.#listeners.size;
   }
@@ -87,6 +87,8 @@ export function signallingEngineStore(store: EngineStore, signals: ChangeSignals
   return {
     commit: async (batch) => {
       await store.commit(batch);
+      // The commit path is hot and streams are rare: with none open, no key is built.
+      if (signals.watched === 0) return;
       for (const append of batch)
         if (append.events.length > 0) signals.signal(runKey(append.runId));
     },
