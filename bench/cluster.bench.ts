@@ -22,13 +22,14 @@ import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { signingKeyPath } from "../src/workflow/auth/keys.ts";
+import { ACTIVITIES } from "../test/support/worker-endpoint.ts";
 import {
   adminToken,
   call,
   type ServerProcess,
+  SKEIN_BIN,
   startServe,
   tempDir,
 } from "../test/workflow/support/server.ts";
@@ -39,11 +40,6 @@ const C = Number(process.env.BENCH_LANES ?? 64);
 const SHARDS = Number(process.env.BENCH_SHARDS ?? 64);
 const TTL = Number(process.env.BENCH_LEASE_TTL_MS ?? 3000);
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
-const activities = fileURLToPath(
-  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
-);
 
 interface Cluster {
   readonly schema: string;
@@ -84,7 +80,7 @@ async function startCluster(n: number): Promise<Cluster> {
     JSON.stringify({
       name: "bench",
       task_queue: "q",
-      actions: { noop: { module: activities, export: "noop" } },
+      actions: { noop: { module: ACTIVITIES, export: "noop" } },
     }),
   );
   const tokenFile = join(dir.path, "worker.token");
@@ -93,10 +89,16 @@ async function startCluster(n: number): Promise<Cluster> {
     workers.push(
       spawn(
         process.execPath,
-        [bin, "worker", "module", doc, "--endpoint", node.grpc!, "--concurrency", "256"].concat([
-          "--token-file",
-          tokenFile,
-        ]),
+        [
+          SKEIN_BIN,
+          "worker",
+          "module",
+          doc,
+          "--endpoint",
+          node.grpc!,
+          "--concurrency",
+          "256",
+        ].concat(["--token-file", tokenFile]),
         {
           // The killed node's worker would only report, over and over, that it cannot reconnect.
           stdio: "ignore",

@@ -14,10 +14,10 @@
 import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startScriptedModel } from "../src/testing/scripted-model.ts";
 import {
   call,
+  SKEIN_BIN,
   startServe,
   tempDir,
   tokenFor,
@@ -27,7 +27,6 @@ import { percentile, runBench } from "./harness.ts";
 
 const N = Number(process.env.BENCH_INTERVENTIONS ?? 2000);
 const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
 
 const dir = await tempDir();
 const model = await startScriptedModel([{ content: "never", delay_ms: 3_600_000 }]);
@@ -51,7 +50,7 @@ await writeFile(
 );
 const worker = spawn(
   process.execPath,
-  [bin, "worker", "agent", doc, "--endpoint", server.grpc!, "--token-file", tokenFile],
+  [SKEIN_BIN, "worker", "agent", doc, "--endpoint", server.grpc!, "--token-file", tokenFile],
   { stdio: "ignore", env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
 );
 

@@ -32,11 +32,12 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { ACTIVITIES } from "../test/support/worker-endpoint.ts";
 import {
   adminToken,
   call,
+  SKEIN_BIN,
   startServe,
   tempDir,
   writeConfig,
@@ -47,11 +48,6 @@ const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
 const M = Number(process.env.BENCH_STEPS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 200);
-
-const bin = fileURLToPath(new URL("../bin/skein.ts", import.meta.url));
-const activities = fileURLToPath(
-  new URL("../test/fixtures/workers/activities.ts", import.meta.url),
-);
 
 const POSTGRES = process.env.BENCH_POSTGRES_URL;
 const schema = `skein_bench_${randomBytes(6).toString("hex")}`;
@@ -80,14 +76,14 @@ await writeFile(
   JSON.stringify({
     name: "bench",
     task_queue: "q",
-    actions: { noop: { module: activities, export: "noop" } },
+    actions: { noop: { module: ACTIVITIES, export: "noop" } },
   }),
 );
 await writeFile(join(dir.path, "worker.token"), `${token}\n`, { mode: 0o600 });
 const worker = spawn(
   process.execPath,
   [
-    bin,
+    SKEIN_BIN,
     "worker",
     "module",
     doc,

@@ -6,29 +6,24 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, chmod, mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { StoreClient } from "../../../src/store/client/client.ts";
 import { until } from "../../support/until.ts";
-import { BIN, type Running, start, waitFor } from "./harness.ts";
+import {
+  BIN,
+  type Running,
+  STORE_CORE,
+  STORE_CREATE,
+  start,
+  tempRoot,
+  waitFor,
+} from "./harness.ts";
 
-let root: string;
-before(async () => {
-  root = await mkdtemp(join(tmpdir(), "skein-backup-"));
-});
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+const root = tempRoot("skein-backup-");
 
-const CORE = {
-  branch_cache_bytes_per_shard: 1048576,
-  max_frame: 1048576,
-  max_clients: 8,
-  max_page: 1000,
-  timeout_ms: 10000,
-};
+const CORE = { ...STORE_CORE, max_page: 1000, timeout_ms: 10000 };
 
 async function serveFrom(name: string, dataDir: string, create: boolean) {
   const run = join(root, `${name}-run`);
@@ -40,7 +35,7 @@ async function serveFrom(name: string, dataDir: string, create: boolean) {
     JSON.stringify({
       ...CORE,
       data_dir: dataDir,
-      ...(create ? { create: { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 } } : {}),
+      ...(create ? { create: STORE_CREATE } : {}),
     }),
   );
   const env = { XDG_RUNTIME_DIR: run, SKEIN_LOG_LEVEL: "info" };

@@ -6,13 +6,51 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstat, readdir } from "node:fs/promises";
+import { mkdtempSync } from "node:fs";
+import { chmod, lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type Command, runProgram } from "../../../src/common/cli.ts";
 
 export const BIN = fileURLToPath(new URL("../../../bin/skein-store.ts", import.meta.url));
+
+/** A temp folder for the whole test file: made now, removed after the file's tests. */
+export function tempRoot(prefix: string): string {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  after(() => rm(root, { recursive: true, force: true }));
+  return root;
+}
+
+/** The small-store settings most tests serve with. */
+export const STORE_CORE = {
+  branch_cache_bytes_per_shard: 1048576,
+  max_frame: 1048576,
+  max_clients: 8,
+  max_page: 100,
+  timeout_ms: 5000,
+};
+export const STORE_CREATE = { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 };
+
+/**
+ * Lays out a store service under `dir`: a private runtime folder `run` (the socket's
+ * XDG_RUNTIME_DIR), `data/`, and `service.json` serving `data/store` with the core settings,
+ * `create` and `settings` on top. Returns the runtime folder and the service file.
+ */
+export async function serviceFolder(
+  dir: string,
+  settings: Record<string, unknown>,
+): Promise<{ run: string; file: string }> {
+  const run = join(dir, "run");
+  await mkdir(run, { recursive: true });
+  await chmod(run, 0o700);
+  await mkdir(join(dir, "data"));
+  const file = join(dir, "service.json");
+  const service = { data_dir: join(dir, "data", "store"), ...STORE_CORE, create: STORE_CREATE };
+  await writeFile(file, JSON.stringify({ ...service, ...settings }));
+  return { run, file };
+}
 
 /** Every path under `root` with its type and mode, sorted. */
 export async function snapshot(root: string): Promise<string[]> {

@@ -4,13 +4,11 @@
 // retention work it counts. Without `metrics_listen` nothing listens.
 
 import assert from "node:assert/strict";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { StoreClient } from "../../../src/store/client/client.ts";
 import { parsePrometheus, sampleValue } from "../../support/prometheus.ts";
-import { type Running, runToEnd, start, waitFor } from "./harness.ts";
+import { type Running, runToEnd, serviceFolder, start, tempRoot, waitFor } from "./harness.ts";
 
 const FAMILIES: [string, string][] = [
   ["skein_store_verb_seconds", "histogram"],
@@ -26,37 +24,16 @@ const FAMILIES: [string, string][] = [
   ["skein_store_process_cpu_seconds_total", "counter"],
 ];
 
-let root: string;
-before(async () => {
-  root = await mkdtemp(join(tmpdir(), "skein-metrics-"));
-});
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+const root = tempRoot("skein-metrics-");
 
 async function setup(name: string, extra: Record<string, unknown>) {
   const dir = join(root, name);
-  const run = join(dir, "run");
-  await mkdir(run, { recursive: true });
-  await chmod(run, 0o700);
-  await mkdir(join(dir, "data"));
-  const file = join(dir, "service.json");
-  await writeFile(
-    file,
-    JSON.stringify({
-      data_dir: join(dir, "data", "store"),
-      branch_cache_bytes_per_shard: 1048576,
-      max_frame: 1048576,
-      max_clients: 8,
-      max_page: 100,
-      timeout_ms: 5000,
-      kept_versions: 1,
-      // Every version but the head is released, in a run every 2 branch advances.
-      retention: { release_batch: 2, keep: { versions: 1, days: 0 } },
-      create: { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 },
-      ...extra,
-    }),
-  );
+  const { run, file } = await serviceFolder(dir, {
+    kept_versions: 1,
+    // Every version but the head is released, in a run every 2 branch advances.
+    retention: { release_batch: 2, keep: { versions: 1, days: 0 } },
+    ...extra,
+  });
   const env = { XDG_RUNTIME_DIR: run, SKEIN_LOG_LEVEL: "info" };
   return { file, env, socket: join(run, "skein-store", "store.sock") };
 }

@@ -1,29 +1,20 @@
 import assert from "node:assert/strict";
-import { chmod, chown, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, chown, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { serveCommand } from "../../../src/store/cli/serve.ts";
 import { UNIX_SOCKET_PATH_MAX_BYTES } from "../../../src/store/config/limits.ts";
 import { STORE_MANIFEST } from "../../../src/store/startup/data-dir.ts";
-import { assertRefusal, runCommand, snapshot } from "./harness.ts";
+import {
+  assertRefusal,
+  STORE_CORE as CORE,
+  STORE_CREATE as CREATE,
+  runCommand,
+  snapshot,
+  tempRoot,
+} from "./harness.ts";
 
-let root: string;
-before(async () => {
-  root = await mkdtemp(join(tmpdir(), "skein-serve-"));
-});
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-const CORE = {
-  branch_cache_bytes_per_shard: 1048576,
-  max_frame: 1048576,
-  max_clients: 8,
-  max_page: 100,
-  timeout_ms: 5000,
-};
-const CREATE = { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 };
+const root = tempRoot("skein-serve-");
 
 interface Case {
   readonly name: string;

@@ -7,7 +7,7 @@
  */
 
 import { readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { connect as netConnect, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { createServer as tlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { StoreClient } from "../../../src/store/client/client.ts";
 import { CHROMIUM_FLAGS as BASE_FLAGS } from "../../support/chromium.ts";
-import { type Running, start, waitFor } from "../cli/harness.ts";
+import { type Running, serviceFolder, start, waitFor } from "../cli/harness.ts";
 import { agent, DATABASE, grant, idpCli, runIdp } from "../idp/support.ts";
 
 export { CHROMIUM, chromiumPresent } from "../../support/chromium.ts";
@@ -84,32 +84,17 @@ export interface DoorWorld {
 export async function doorWorld(env: Record<string, string> = {}): Promise<DoorWorld> {
   const idp = await runIdp();
   const dir = await mkdtemp(join(tmpdir(), "skein-door-world-"));
-  const run = join(dir, "run");
-  await mkdir(run, { recursive: true });
-  await chmod(run, 0o700);
-  await mkdir(join(dir, "data"));
   // The store.
-  const serviceFile = join(dir, "service.json");
-  await writeFile(
-    serviceFile,
-    JSON.stringify({
-      data_dir: join(dir, "data", "store"),
-      branch_cache_bytes_per_shard: 1048576,
-      max_frame: 1048576,
-      max_clients: 8,
-      max_page: 100,
-      timeout_ms: 5000,
-      create: { shards: 2, cache_bytes_total: 8388608, executor_threads: 1 },
-      idp: { issuer: idp.issuer, database: DATABASE },
-      // The query group: the console's Query view runs the shipped sandbox worker.
-      query_worker: fileURLToPath(new URL("../../../bin/skein-query-worker", import.meta.url)),
-      query_time_ms: 5000,
-      query_memory_bytes: 33554432,
-      query_outputs_per_record: 3,
-      query_scan_records: 1000,
-      query_max_running: 2,
-    }),
-  );
+  const { run, file: serviceFile } = await serviceFolder(dir, {
+    idp: { issuer: idp.issuer, database: DATABASE },
+    // The query group: the console's Query view runs the shipped sandbox worker.
+    query_worker: fileURLToPath(new URL("../../../bin/skein-query-worker", import.meta.url)),
+    query_time_ms: 5000,
+    query_memory_bytes: 33554432,
+    query_outputs_per_record: 3,
+    query_scan_records: 1000,
+    query_max_running: 2,
+  });
   const store = start(["serve", serviceFile, "--create"], { XDG_RUNTIME_DIR: run });
   after(async () => {
     store.child.kill("SIGTERM");

@@ -4,12 +4,9 @@
 // up live), and ends once the attempt is over; a reconnect with `after` resumes.
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
 import { until } from "../../support/until.ts";
-import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -19,15 +16,13 @@ import {
   writeConfig,
 } from "../support/server.ts";
 import { openStream } from "../support/sse.ts";
-
-const ASK =
-  "name: ask\ntask_queue: agents\nretry: { max_attempts: 1 }\nsteps:\n  - { id: a, call: { action: assistant, input: input.q } }\noutput: steps.a\n";
+import { ASK, spawnAgentWorker } from "./support.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
 let server: ServerProcess;
 let model: ScriptedModel;
 let token: string;
-let worker: ReturnType<typeof spawnWorker>;
+let worker: Awaited<ReturnType<typeof spawnAgentWorker>>;
 
 const api = (path: string, body: object) => call(server.url, "POST", path, { token, body });
 
@@ -37,12 +32,11 @@ before(async () => {
   server = await startServe(await writeConfig(dir.path, '[namespaces]\ndefault = "default"'));
   token = await tokenFor(dir.path, { subject: "operator", namespaces: "*", worker: true });
   assert.equal((await api("/workflows/definitions", { definition: ASK })).status, 200);
-  const tokenFile = join(dir.path, "worker.token");
-  await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
   const agent = { base_url: model.url, model: "scripted", system: "Be brief.", max_turns: 5 };
-  const doc = await writeJson(dir.path, "agents.json", {
-    name: "agents",
-    task_queue: "agents",
+  worker = await spawnAgentWorker({
+    dir: dir.path,
+    endpoint: server.grpc!,
+    token,
     actions: {
       assistant: { agent },
       echo: {
@@ -51,7 +45,6 @@ before(async () => {
       },
     },
   });
-  worker = spawnWorker(["agent", doc, "--endpoint", server.grpc!, "--token-file", tokenFile]);
 });
 
 after(async () => {

@@ -6,13 +6,10 @@
 // (worker stopped with SIGSTOP) is never applied once the worker runs again.
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import WebSocket from "ws";
 import { type ScriptedModel, startScriptedModel } from "../../../src/testing/scripted-model.ts";
 import { until } from "../../support/until.ts";
-import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import {
   call,
   type ServerProcess,
@@ -21,16 +18,14 @@ import {
   tokenFor,
   writeConfig,
 } from "../support/server.ts";
-
-const ASK =
-  "name: ask\ntask_queue: agents\nretry: { max_attempts: 1 }\nsteps:\n  - { id: a, call: { action: assistant, input: input.q } }\noutput: steps.a\n";
+import { ASK, spawnAgentWorker } from "./support.ts";
 
 let dir: { path: string; remove: () => Promise<void> };
 let server: ServerProcess;
 let model: ScriptedModel;
 let admin: string;
 let alpha: string;
-let worker: ReturnType<typeof spawnWorker>;
+let worker: Awaited<ReturnType<typeof spawnAgentWorker>>;
 
 interface Attempt {
   run_id: string;
@@ -124,23 +119,13 @@ before(async () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
   }
   const beta = await tokenFor(dir.path, { subject: "beta", namespaces: ["beta"], worker: true });
-  const tokenFile = join(dir.path, "beta.token");
-  await writeFile(tokenFile, `${beta}\n`, { mode: 0o600 });
-  const doc = await writeJson(dir.path, "agents.json", {
-    name: "agents",
-    task_queue: "agents",
+  worker = await spawnAgentWorker({
+    dir: dir.path,
+    endpoint: server.grpc!,
+    token: beta,
     actions: { assistant: { agent: { base_url: model.url, model: "scripted", max_turns: 5 } } },
+    namespace: "beta",
   });
-  worker = spawnWorker([
-    "agent",
-    doc,
-    "--namespace",
-    "beta",
-    "--endpoint",
-    server.grpc!,
-    "--token-file",
-    tokenFile,
-  ]);
 });
 
 after(async () => {

@@ -14,6 +14,7 @@ import {
   adminToken,
   call,
   type ServerProcess,
+  serveForSuite,
   startServe,
   tempDir,
   tokenFor,
@@ -481,19 +482,7 @@ describe("worker deployments against a running server", () => {
 });
 
 describe("worker deployments while deployments.enabled = false", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let server: ServerProcess;
-  let admin: string;
-
-  before(async () => {
-    dir = await tempDir();
-    server = await startServe(await writeConfig(dir.path, "[deployments]\nenabled = false"));
-    admin = await adminToken(dir.path);
-  });
-  after(async () => {
-    await server?.stop();
-    await dir?.remove();
-  });
+  const s = serveForSuite("[deployments]\nenabled = false");
 
   const rows: [string, string][] = [
     ["GET", "/worker-deployments"],
@@ -506,7 +495,10 @@ describe("worker deployments while deployments.enabled = false", () => {
   for (const [method, path] of rows) {
     test(`${method} ${path} → 403 deployments_disabled, even for the admin`, async () => {
       const body = method === "PUT" || method === "POST" ? { desired: "running" } : undefined;
-      const r = await call(server.url, method, path, { token: admin, ...(body ? { body } : {}) });
+      const r = await call(s.server.url, method, path, {
+        token: s.admin,
+        ...(body ? { body } : {}),
+      });
       assert.deepEqual([r.status, r.body.error.code], [403, "deployments_disabled"]);
     });
   }

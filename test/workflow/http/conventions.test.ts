@@ -1,35 +1,15 @@
 import assert from "node:assert/strict";
 import { createPrivateKey, generateKeyPairSync } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { SignJWT } from "jose";
 import { issueToken } from "../../../src/workflow/auth/tokens.ts";
-import {
-  adminToken,
-  call,
-  type ServerProcess,
-  startServe,
-  tempDir,
-  tokenFor,
-  writeConfig,
-} from "../support/server.ts";
+import { call, serveForSuite, tokenFor } from "../support/server.ts";
 
 describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let server: ServerProcess;
-  let admin: string;
-
-  before(async () => {
-    dir = await tempDir();
-    server = await startServe(await writeConfig(dir.path, "[http]\nmax_body_bytes = 1024"));
-    admin = await adminToken(dir.path);
-  });
-  after(async () => {
-    await server?.stop();
-    await dir?.remove();
-  });
+  const s = serveForSuite("[http]\nmax_body_bytes = 1024");
 
   test("GET /health needs no token", async () => {
-    const r = await call(server.url, "GET", "/health");
+    const r = await call(s.server.url, "GET", "/health");
     assert.deepEqual([r.status, r.body], [200, { status: "ok" }]);
   });
 
@@ -75,7 +55,7 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
   async function keyPem(): Promise<string> {
     const { readFile } = await import("node:fs/promises");
     const { join } = await import("node:path");
-    return readFile(join(dir.path, "data", "signing-key.pem"), "utf8");
+    return readFile(join(s.dir.path, "data", "signing-key.pem"), "utf8");
   }
 
   const routes: [method: string, path: string][] = [
@@ -87,7 +67,7 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
     for (const [method, path] of routes) {
       test(`${method} ${path} with ${label}: 401 unauthenticated`, async () => {
         const h = await header();
-        const r = await call(server.url, method, path, {
+        const r = await call(s.server.url, method, path, {
           ...(h === undefined ? {} : { headers: { authorization: h } }),
           ...(method === "POST" ? { body: { name: "x" } } : {}),
         });
@@ -98,8 +78,8 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
   }
 
   test("a valid bearer lacking the grant is 403, not 401", async () => {
-    const token = await tokenFor(dir.path, { namespaces: ["mine"] });
-    const r = await call(server.url, "POST", "/namespaces", { token, body: { name: "theirs" } });
+    const token = await tokenFor(s.dir.path, { namespaces: ["mine"] });
+    const r = await call(s.server.url, "POST", "/namespaces", { token, body: { name: "theirs" } });
     assert.equal(r.status, 403);
     assert.equal(r.body.error.code, "forbidden");
   });
@@ -126,7 +106,7 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
   ];
   for (const [label, body, headers, status, code] of bodies) {
     test(`POST /namespaces with ${label}: ${status} ${code}`, async () => {
-      const r = await call(server.url, "POST", "/namespaces", { token: admin, body, headers });
+      const r = await call(s.server.url, "POST", "/namespaces", { token: s.admin, body, headers });
       assert.equal(r.status, status);
       assert.equal(r.body.error.code, code);
       assert.equal(typeof r.body.error.message, "string");
@@ -134,18 +114,18 @@ describe("HTTP conventions: auth, body parsing, error bodies (real skein serve)"
   }
 
   test("an unknown route without a bearer is 401: routes are not revealed to strangers", async () => {
-    const r = await call(server.url, "GET", "/nowhere");
+    const r = await call(s.server.url, "GET", "/nowhere");
     assert.equal(r.status, 401);
     assert.equal(r.body.error.code, "unauthenticated");
   });
 
   test("HEAD /health needs no token either", async () => {
-    const response = await fetch(`${server.url}/health`, { method: "HEAD" });
+    const response = await fetch(`${s.server.url}/health`, { method: "HEAD" });
     assert.equal(response.status, 200);
   });
 
   test("an unknown route is 404 route_not_found with the error body", async () => {
-    const r = await call(server.url, "GET", "/nowhere", { token: admin });
+    const r = await call(s.server.url, "GET", "/nowhere", { token: s.admin });
     assert.equal(r.status, 404);
     assert.equal(r.body.error.code, "route_not_found");
   });

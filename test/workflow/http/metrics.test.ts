@@ -3,20 +3,12 @@
 // names is there, and that each moves with the work it counts. Timings are not asserted.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { RETRIED_CHAIN } from "../../fixtures/retried-chain.ts";
 import { type Family, parsePrometheus, sampleValue } from "../../support/prometheus.ts";
 import { until as waitUntil } from "../../support/until.ts";
 import { moduleWorker, type WorkerProcess } from "../../support/worker-endpoint.ts";
-import {
-  adminToken,
-  call,
-  type ServerProcess,
-  startServe,
-  tempDir,
-  tokenFor,
-  writeConfig,
-} from "../support/server.ts";
+import { call, serveForSuite, tokenFor } from "../support/server.ts";
 
 /** Five members that hold until cancelled, against a ceiling of 2 and one worker slot. */
 const FAN = `
@@ -49,30 +41,19 @@ const FAMILIES: [name: string, type: string][] = [
 ];
 
 describe("GET /metrics (real skein serve, real worker)", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let server: ServerProcess;
-  let admin: string;
   let worker: WorkerProcess | undefined;
-
-  before(async () => {
-    dir = await tempDir();
-    const config = await writeConfig(
-      dir.path,
-      '[namespaces]\ndefault = "default"\nmax_in_flight_activities = 2\n[outbox]\nenabled = true',
-    );
-    server = await startServe(config);
-    admin = await adminToken(dir.path);
-  });
+  // Registered first so that the worker stops before the server does.
   after(async () => {
     worker?.kill();
     await worker?.exited;
-    await server?.stop();
-    await dir?.remove();
   });
+  const s = serveForSuite(
+    '[namespaces]\ndefault = "default"\nmax_in_flight_activities = 2\n[outbox]\nenabled = true',
+  );
 
   async function scrape(): Promise<Map<string, Family>> {
-    const response = await fetch(`${server.url}/metrics`, {
-      headers: { authorization: `Bearer ${admin}` },
+    const response = await fetch(`${s.server.url}/metrics`, {
+      headers: { authorization: `Bearer ${s.admin}` },
     });
     assert.equal(response.status, 200);
     assert.match(response.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
@@ -88,12 +69,12 @@ describe("GET /metrics (real skein serve, real worker)", () => {
   }
 
   test("needs a bearer granted every namespace: none is 401, one namespace is 403", async () => {
-    assert.equal((await call(server.url, "GET", "/metrics")).status, 401);
-    const narrow = await tokenFor(dir.path, { namespaces: ["default"] });
-    const r = await call(server.url, "GET", "/metrics", { token: narrow });
+    assert.equal((await call(s.server.url, "GET", "/metrics")).status, 401);
+    const narrow = await tokenFor(s.dir.path, { namespaces: ["default"] });
+    const r = await call(s.server.url, "GET", "/metrics", { token: narrow });
     assert.deepEqual([r.status, r.body.error.code], [403, "forbidden"]);
-    const wide = await tokenFor(dir.path, { namespaces: "*" });
-    const response = await fetch(`${server.url}/metrics`, {
+    const wide = await tokenFor(s.dir.path, { namespaces: "*" });
+    const response = await fetch(`${s.server.url}/metrics`, {
       headers: { authorization: `Bearer ${wide}` },
     });
     assert.equal(response.status, 200);
@@ -109,9 +90,9 @@ describe("GET /metrics (real skein serve, real worker)", () => {
   });
 
   test("activities, commits, run ends and HTTP routes move with the work", async () => {
-    worker = await moduleWorker(dir.path, {
-      endpoint: server.grpc!,
-      token: admin,
+    worker = await moduleWorker(s.dir.path, {
+      endpoint: s.server.grpc!,
+      token: s.admin,
       actions: ["inc", "flaky", "hold"],
       args: ["--namespace", "default", "--concurrency", "1"],
     });
@@ -121,19 +102,19 @@ describe("GET /metrics (real skein serve, real worker)", () => {
         1,
     );
     for (const definition of [RETRIED_CHAIN, FAN]) {
-      const r = await call(server.url, "POST", "/workflows/definitions", {
-        token: admin,
+      const r = await call(s.server.url, "POST", "/workflows/definitions", {
+        token: s.admin,
         body: { definition },
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
-    const start = await call(server.url, "POST", "/workflows/start", {
-      token: admin,
+    const start = await call(s.server.url, "POST", "/workflows/start", {
+      token: s.admin,
       body: { name: "chain", input: { n: 1 } },
     });
     assert.equal(start.status, 200);
-    const done = await call(server.url, "POST", "/workflows/describe", {
-      token: admin,
+    const done = await call(s.server.url, "POST", "/workflows/describe", {
+      token: s.admin,
       body: { workflow_id: start.body.workflow_id, wait_ms: 30_000 },
     });
     assert.equal(done.body.run.status, "Completed");
@@ -167,8 +148,8 @@ describe("GET /metrics (real skein serve, real worker)", () => {
   });
 
   test("outbox claims stop at the ceiling per namespace; backlog and held runs show; cancel ends", async () => {
-    const start = await call(server.url, "POST", "/workflows/start", {
-      token: admin,
+    const start = await call(s.server.url, "POST", "/workflows/start", {
+      token: s.admin,
       body: { name: "fan", input: { xs: [1, 2, 3, 4, 5] } },
     });
     assert.equal(start.status, 200);
@@ -185,8 +166,8 @@ describe("GET /metrics (real skein serve, real worker)", () => {
     assert.equal(sampleValue(held, "skein_matcher_holding", "skein_matcher_holding"), 3);
     assert.equal(sampleValue(held, "skein_runs_held", "skein_runs_held", { status: "Running" }), 1);
 
-    const cancel = await call(server.url, "POST", "/workflows/cancel", {
-      token: admin,
+    const cancel = await call(s.server.url, "POST", "/workflows/cancel", {
+      token: s.admin,
       body: { workflow_id: start.body.workflow_id },
     });
     assert.equal(cancel.body.applied, true);
@@ -207,7 +188,7 @@ describe("GET /metrics (real skein serve, real worker)", () => {
   });
 
   test("routes are labelled by pattern: an unknown URL is `unmatched`, never its text", async () => {
-    await call(server.url, "GET", "/no/such/route-12345", { token: admin });
+    await call(s.server.url, "GET", "/no/such/route-12345", { token: s.admin });
     const metrics = await scrape();
     const routes = new Set(
       metrics.get("skein_http_request_seconds")!.samples.map((s) => s.labels.route),

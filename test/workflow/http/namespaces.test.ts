@@ -1,40 +1,18 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
-import {
-  adminToken,
-  call,
-  type ServerProcess,
-  startServe,
-  tempDir,
-  tokenFor,
-  writeConfig,
-} from "../support/server.ts";
+import { describe, test } from "node:test";
+import { call, serveForSuite, tokenFor } from "../support/server.ts";
 
 describe("namespace endpoints (real skein serve)", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let server: ServerProcess;
-  let admin: string;
-
-  before(async () => {
-    dir = await tempDir();
-    // Closed auto-create: explicit creation must still work (spec endpoint 9).
-    const config = await writeConfig(
-      dir.path,
-      '[namespaces]\ndefault = "home"\nauto_create = "closed"\nmax_in_flight_activities = 7',
-    );
-    server = await startServe(config);
-    admin = await adminToken(dir.path);
-  });
-  after(async () => {
-    await server?.stop();
-    await dir?.remove();
-  });
+  // Closed auto-create: explicit creation must still work (spec endpoint 9).
+  const s = serveForSuite(
+    '[namespaces]\ndefault = "home"\nauto_create = "closed"\nmax_in_flight_activities = 7',
+  );
 
   const post = (token: string, body: unknown) =>
-    call(server.url, "POST", "/namespaces", { token, body: body as object });
+    call(s.server.url, "POST", "/namespaces", { token, body: body as object });
 
   test("the default namespace exists after start-up, even with auto_create closed", async () => {
-    const r = await call(server.url, "GET", "/namespaces", { token: admin });
+    const r = await call(s.server.url, "GET", "/namespaces", { token: s.admin });
     assert.equal(r.status, 200);
     assert.ok(r.body.namespaces.some((n: { name: string }) => n.name === "home"));
   });
@@ -49,11 +27,11 @@ describe("namespace endpoints (real skein serve)", () => {
   ];
   for (const [label, sent, stored] of names) {
     test(`POST /namespaces: ${label}`, async () => {
-      const first = await post(admin, { name: sent });
+      const first = await post(s.admin, { name: sent });
       assert.equal(first.status, 200);
       assert.deepEqual(first.body, { name: stored, created: true });
       // Idempotent: the same call again answers 200 with created false.
-      const again = await post(admin, { name: sent });
+      const again = await post(s.admin, { name: sent });
       assert.equal(again.status, 200);
       assert.deepEqual(again.body, { name: stored, created: false });
     });
@@ -86,7 +64,7 @@ describe("namespace endpoints (real skein serve)", () => {
   ];
   for (const [label, body, code] of refusals) {
     test(`POST /namespaces refuses ${label}: 400 ${code}`, async () => {
-      const r = await post(admin, body);
+      const r = await post(s.admin, body);
       assert.equal(r.status, 400);
       assert.equal(r.body.error.code, code);
       assert.equal(typeof r.body.error.message, "string");
@@ -94,14 +72,14 @@ describe("namespace endpoints (real skein serve)", () => {
   }
 
   test("POST /namespaces needs a grant for that name: 403 otherwise", async () => {
-    const token = await tokenFor(dir.path, { subject: "carol", namespaces: ["team-a"] });
+    const token = await tokenFor(s.dir.path, { subject: "carol", namespaces: ["team-a"] });
     const denied = await post(token, { name: "team-b" });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error.code, "forbidden");
     // The grant is checked against the trimmed name.
     const allowed = await post(token, { name: "  team-a " });
     assert.deepEqual([allowed.status, allowed.body], [200, { name: "team-a", created: true }]);
-    const records = await call(server.url, "GET", "/namespaces/records", { token: admin });
+    const records = await call(s.server.url, "GET", "/namespaces/records", { token: s.admin });
     const record = records.body.records.find((r: { name: string }) => r.name === "team-a");
     assert.equal(record.created_by, "carol");
     assert.equal(
@@ -111,22 +89,22 @@ describe("namespace endpoints (real skein serve)", () => {
   });
 
   test("listing shows only namespaces the caller is granted", async () => {
-    for (const name of ["list-1", "list-2", "list-3"]) await post(admin, { name });
-    const token = await tokenFor(dir.path, { namespaces: ["list-1", "list-3", "absent"] });
-    const r = await call(server.url, "GET", "/namespaces", { token });
+    for (const name of ["list-1", "list-2", "list-3"]) await post(s.admin, { name });
+    const token = await tokenFor(s.dir.path, { namespaces: ["list-1", "list-3", "absent"] });
+    const r = await call(s.server.url, "GET", "/namespaces", { token });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { namespaces: [{ name: "list-1" }, { name: "list-3" }] });
-    const none = await tokenFor(dir.path, { namespaces: [] });
-    assert.deepEqual((await call(server.url, "GET", "/namespaces", { token: none })).body, {
+    const none = await tokenFor(s.dir.path, { namespaces: [] });
+    assert.deepEqual((await call(s.server.url, "GET", "/namespaces", { token: none })).body, {
       namespaces: [],
     });
   });
 
   test("records show durable settings, only for granted namespaces", async () => {
-    await post(admin, { name: "rec-1" });
-    await post(admin, { name: "rec-2" });
-    const token = await tokenFor(dir.path, { namespaces: ["rec-2"] });
-    const r = await call(server.url, "GET", "/namespaces/records", { token });
+    await post(s.admin, { name: "rec-1" });
+    await post(s.admin, { name: "rec-2" });
+    const token = await tokenFor(s.dir.path, { namespaces: ["rec-2"] });
+    const r = await call(s.server.url, "GET", "/namespaces/records", { token });
     assert.equal(r.status, 200);
     assert.equal(r.body.records.length, 1);
     const [record] = r.body.records;
@@ -139,7 +117,7 @@ describe("namespace endpoints (real skein serve)", () => {
   });
 
   test("an all-namespaces grant sees every namespace, ordered by name", async () => {
-    const r = await call(server.url, "GET", "/namespaces", { token: admin });
+    const r = await call(s.server.url, "GET", "/namespaces", { token: s.admin });
     const listed = r.body.namespaces.map((n: { name: string }) => n.name);
     assert.deepEqual(listed, [...listed].sort());
     assert.ok(listed.includes("home") && listed.includes("alpha"));

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { loadSigningKey } from "../../../src/workflow/auth/keys.ts";
 import { issueToken, type TokenRequest } from "../../../src/workflow/auth/tokens.ts";
@@ -111,6 +112,33 @@ export function skein(args: string[], env: Record<string, string> = {}) {
 
 export async function adminToken(dir: string): Promise<string> {
   return (await readFile(join(dir, "data", "admin.token"), "utf8")).trim();
+}
+
+/** The suite's server from `serveForSuite`, set once its `before` hook has run. */
+export interface Served {
+  dir: Awaited<ReturnType<typeof tempDir>>;
+  server: ServerProcess;
+  /** The admin token the server wrote on first start. */
+  admin: string;
+}
+
+/**
+ * Registers hooks on the enclosing suite (or file) that start `skein serve` with the config
+ * `toml` in a fresh temp folder before its tests and stop and remove it after them; the
+ * returned object is filled in by the time the tests run.
+ */
+export function serveForSuite(toml: string): Served {
+  const s = {} as Served;
+  before(async () => {
+    s.dir = await tempDir();
+    s.server = await startServe(await writeConfig(s.dir.path, toml));
+    s.admin = await adminToken(s.dir.path);
+  });
+  after(async () => {
+    await s.server?.stop();
+    await s.dir?.remove();
+  });
+  return s;
 }
 
 /** A token signed by the server's own key in `dir`, as `skein token issue` makes them. */
