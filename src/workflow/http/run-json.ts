@@ -6,6 +6,7 @@
 
 import { parseJson } from "../../common/decode/index.ts";
 import type { HistoryEvent } from "../engine/history.ts";
+import type { WorkerSession } from "../matching/matcher.ts";
 import type { RunRecord } from "../persistence/workflows.ts";
 import type { PendingActivity } from "../runs/pending.ts";
 import type { ControlDone } from "../runs/service.ts";
@@ -58,13 +59,21 @@ export function pendingJson(
   const held = new Set(
     (queues?.liveAttempts(run.runId) ?? []).map((a) => `${a.ref.activity_id}/${a.ref.attempt}`),
   );
+  // Each queue's workers are read once: a run's pending activities mostly share a queue, and
+  // every read builds the whole list of the matcher's sessions.
+  const byQueue = new Map<string, readonly WorkerSession[]>();
+  const workersOf = (taskQueue: string) => {
+    let workers = byQueue.get(taskQueue);
+    if (workers === undefined) {
+      workers = queues === undefined ? [] : queueWorkers(queues, run.namespace, taskQueue);
+      byQueue.set(taskQueue, workers);
+    }
+    return workers;
+  };
   return pending.map((p) => {
-    const serving =
-      queues === undefined
-        ? []
-        : queueWorkers(queues, run.namespace, p.taskQueue).filter((w) =>
-            w.actions.some((a) => a.action === p.action),
-          );
+    const serving = workersOf(p.taskQueue).filter((w) =>
+      w.actions.some((a) => a.action === p.action),
+    );
     const state = held.has(`${p.activityId}/${p.attempt}`)
       ? "running"
       : p.dispatchAt > now

@@ -14,14 +14,19 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { integer, object, optional, u32, withDefault } from "../../common/decode/index.ts";
 import { uuid as transportUuid } from "../../protocol/agent-transport/messages.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import type { AgentHub } from "../agents/hub.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
-import { attemptChangeKey, type ChangeSignals, runKey } from "../runs/changes.ts";
+import {
+  attemptChangeKey,
+  type ChangeSignals,
+  runKey,
+  type Subscription,
+} from "../runs/changes.ts";
 import type { RunService } from "../runs/service.ts";
 import type { GrpcAttempt } from "./agents.ts";
 import { eventJson } from "./run-json.ts";
@@ -69,6 +74,25 @@ async function gap(last: number, signal: AbortSignal): Promise<void> {
   if (rest > 0) await sleep(rest, undefined, { signal }).catch(() => {});
 }
 
+/**
+ * Serves one stream woken by `key`'s change signals. The subscription is taken before the
+ * stream's first read, so a change landing during that read still wakes it, and it is
+ * closed however the stream ends.
+ */
+async function serveOnChanges(
+  roles: StreamRoles,
+  reply: FastifyReply,
+  key: string,
+  loop: (stream: EventStream, changes: Subscription) => Promise<void>,
+): Promise<void> {
+  const changes = roles.changes.subscribe(key);
+  try {
+    await roles.streams.serve(reply, (stream) => loop(stream, changes));
+  } finally {
+    changes.close();
+  }
+}
+
 export function historyStreamRoute(app: FastifyInstance, roles: StreamRoles): void {
   app.post(
     "/workflows/history/stream",
@@ -85,14 +109,9 @@ export function historyStreamRoute(app: FastifyInstance, roles: StreamRoles): vo
       const body = historyStreamBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id);
-      const changes = roles.changes.subscribe(runKey(run.runId));
-      try {
-        await roles.streams.serve(reply, (stream) =>
-          sendHistory(roles.runs, stream, changes, { namespace, run, from: body.after }),
-        );
-      } finally {
-        changes.close();
-      }
+      await serveOnChanges(roles, reply, runKey(run.runId), (stream, changes) =>
+        sendHistory(roles.runs, stream, changes, { namespace, run, from: body.after }),
+      );
     },
   );
 }
@@ -100,7 +119,7 @@ export function historyStreamRoute(app: FastifyInstance, roles: StreamRoles): vo
 async function sendHistory(
   runs: RunService,
   stream: EventStream,
-  changes: ReturnType<ChangeSignals["subscribe"]>,
+  changes: Subscription,
   at: { namespace: string; run: { workflowId: string; runId: string }; from: number },
 ): Promise<void> {
   let sent = at.from;
@@ -159,14 +178,9 @@ export function transcriptStreamRoute(app: FastifyInstance, roles: TranscriptStr
       const live = () =>
         roles.hub.attempts(namespace, body.workflow_id).some((a) => attemptKey(a.ref) === key) ||
         roles.grpcAttempts(ref.run_id).some((a) => attemptKey(a.ref) === key);
-      const changes = roles.changes.subscribe(attemptChangeKey(ref));
-      try {
-        await roles.streams.serve(reply, (stream) =>
-          sendTranscript(roles.hub, stream, changes, { ref, live, from: body.after }),
-        );
-      } finally {
-        changes.close();
-      }
+      await serveOnChanges(roles, reply, attemptChangeKey(ref), (stream, changes) =>
+        sendTranscript(roles.hub, stream, changes, { ref, live, from: body.after }),
+      );
     },
   );
 }
@@ -174,7 +188,7 @@ export function transcriptStreamRoute(app: FastifyInstance, roles: TranscriptStr
 async function sendTranscript(
   hub: AgentHub,
   stream: EventStream,
-  changes: ReturnType<ChangeSignals["subscribe"]>,
+  changes: Subscription,
   at: { ref: AttemptRef; live: () => boolean; from: number },
 ): Promise<void> {
   let sent = at.from;

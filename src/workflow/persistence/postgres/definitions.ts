@@ -6,13 +6,12 @@
 
 import type { Pool } from "pg";
 import {
-  DEFINITION_COLUMNS,
   type DefinitionRow,
   type DefinitionSummaryRow,
-  listDefinitionsSql,
+  definitionSql,
+  insertParams,
   toDefinitionRecord,
   toDefinitionSummary,
-  versionsSql,
 } from "../definition-rows.ts";
 import type {
   DefinitionRecord,
@@ -20,6 +19,8 @@ import type {
   DefinitionSummary,
   NewDefinition,
 } from "../workflows.ts";
+
+const SQL = definitionSql((n) => `$${n}`);
 
 export class PostgresDefinitionStore implements DefinitionStore {
   readonly #pool: Pool;
@@ -36,35 +37,14 @@ export class PostgresDefinitionStore implements DefinitionStore {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
         `skein.definitions.${input.namespace}`,
       ]);
-      const { rows: seqRows } = await client.query<{ seq: string }>(
-        "SELECT coalesce(max(seq), 0) + 1 AS seq FROM workflow_definitions WHERE namespace = $1",
-        [input.namespace],
-      );
+      const { rows: seqRows } = await client.query<{ seq: string }>(SQL.nextSeq, [input.namespace]);
       const seq = seqRows[0]!.seq;
-      const inserted = await client.query(
-        `INSERT INTO workflow_definitions (${DEFINITION_COLUMNS}, seq) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
-          "ON CONFLICT (namespace, version) DO NOTHING",
-        [
-          input.namespace,
-          input.name,
-          input.version,
-          input.canonical,
-          input.registeredAt,
-          input.registeredBy,
-          seq,
-        ],
-      );
+      const inserted = await client.query(SQL.insert, insertParams(input, seq));
       const created = inserted.rowCount === 1;
       if (!created) {
-        await client.query(
-          "UPDATE workflow_definitions SET seq = $1 WHERE namespace = $2 AND version = $3",
-          [seq, input.namespace, input.version],
-        );
+        await client.query(SQL.touch, [seq, input.namespace, input.version]);
       }
-      const { rows } = await client.query<DefinitionRow>(
-        `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
-        [input.namespace, input.version],
-      );
+      const { rows } = await client.query<DefinitionRow>(SQL.get, [input.namespace, input.version]);
       await client.query("COMMIT");
       return { record: toDefinitionRecord(rows[0]!), created };
     } catch (error) {
@@ -76,34 +56,22 @@ export class PostgresDefinitionStore implements DefinitionStore {
   }
 
   async get(namespace: string, version: string): Promise<DefinitionRecord | undefined> {
-    const { rows } = await this.#pool.query<DefinitionRow>(
-      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND version = $2`,
-      [namespace, version],
-    );
+    const { rows } = await this.#pool.query<DefinitionRow>(SQL.get, [namespace, version]);
     return rows[0] === undefined ? undefined : toDefinitionRecord(rows[0]);
   }
 
   async latest(namespace: string, name: string): Promise<DefinitionRecord | undefined> {
-    const { rows } = await this.#pool.query<DefinitionRow>(
-      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = $1 AND name = $2 ` +
-        "ORDER BY seq DESC LIMIT 1",
-      [namespace, name],
-    );
+    const { rows } = await this.#pool.query<DefinitionRow>(SQL.latest, [namespace, name]);
     return rows[0] === undefined ? undefined : toDefinitionRecord(rows[0]);
   }
 
   async list(namespace: string): Promise<DefinitionSummary[]> {
-    const { rows } = await this.#pool.query<DefinitionSummaryRow>(listDefinitionsSql("$1", "$1"), [
-      namespace,
-    ]);
+    const { rows } = await this.#pool.query<DefinitionSummaryRow>(SQL.list, [namespace]);
     return rows.map(toDefinitionSummary);
   }
 
   async versions(namespace: string, name: string): Promise<DefinitionRecord[]> {
-    const { rows } = await this.#pool.query<DefinitionRow>(versionsSql("$1", "$2"), [
-      namespace,
-      name,
-    ]);
+    const { rows } = await this.#pool.query<DefinitionRow>(SQL.versions, [namespace, name]);
     return rows.map(toDefinitionRecord);
   }
 }

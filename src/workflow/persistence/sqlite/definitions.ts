@@ -6,13 +6,12 @@
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import {
-  DEFINITION_COLUMNS,
   type DefinitionRow,
   type DefinitionSummaryRow,
-  listDefinitionsSql,
+  definitionSql,
+  insertParams,
   toDefinitionRecord,
   toDefinitionSummary,
-  versionsSql,
 } from "../definition-rows.ts";
 import type {
   DefinitionRecord,
@@ -34,39 +33,20 @@ export class SqliteDefinitionStore implements DefinitionStore {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#nextSeq = db.prepare(
-      "SELECT coalesce(max(seq), 0) + 1 AS seq FROM workflow_definitions WHERE namespace = ?",
-    );
-    this.#insert = db.prepare(
-      `INSERT INTO workflow_definitions (${DEFINITION_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ` +
-        "ON CONFLICT (namespace, version) DO NOTHING",
-    );
-    this.#touch = db.prepare(
-      "UPDATE workflow_definitions SET seq = ? WHERE namespace = ? AND version = ?",
-    );
-    this.#get = db.prepare(
-      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ? AND version = ?`,
-    );
-    this.#latest = db.prepare(
-      `SELECT ${DEFINITION_COLUMNS} FROM workflow_definitions WHERE namespace = ? AND name = ? ` +
-        "ORDER BY seq DESC LIMIT 1",
-    );
-    this.#list = db.prepare(listDefinitionsSql("?", "?"));
-    this.#versions = db.prepare(versionsSql("?", "?"));
+    const sql = definitionSql(() => "?");
+    this.#nextSeq = db.prepare(sql.nextSeq);
+    this.#insert = db.prepare(sql.insert);
+    this.#touch = db.prepare(sql.touch);
+    this.#get = db.prepare(sql.get);
+    this.#latest = db.prepare(sql.latest);
+    this.#list = db.prepare(sql.list);
+    this.#versions = db.prepare(sql.versions);
   }
 
   async register(input: NewDefinition): Promise<{ record: DefinitionRecord; created: boolean }> {
     return transaction(this.#db, () => {
       const { seq } = this.#nextSeq.get(input.namespace) as { seq: number };
-      const { changes } = this.#insert.run(
-        input.namespace,
-        input.name,
-        input.version,
-        input.canonical,
-        input.registeredAt,
-        input.registeredBy,
-        seq,
-      );
+      const { changes } = this.#insert.run(...insertParams(input, seq));
       const created = Number(changes) === 1;
       if (!created) this.#touch.run(seq, input.namespace, input.version);
       const row = this.#get.get(input.namespace, input.version) as unknown as DefinitionRow;
