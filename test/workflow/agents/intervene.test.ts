@@ -593,4 +593,28 @@ describe("intervention refusals are HTTP errors, not outcomes", () => {
       assert.equal(r.status, status);
     });
   }
+
+  test("attempts of a workflow that does not exist is 404 run_not_found", async () => {
+    const r = await api("/workflows/attempts", { workflow_id: ref.workflow_id });
+    assert.deepEqual([r.status, r.body.error?.code], [404, "run_not_found"]);
+  });
+
+  // Access is to the workflow: naming a namespace the bearer holds does not reach a workflow
+  // of another namespace (spec: "namespace access to the workflow").
+  test("a workflow is read only through its own namespace", async () => {
+    const workflowId = await start("ask_plain");
+    const other = await tokenFor(dir.path, { namespaces: ["other"] });
+    const asOther = { namespace: "other", workflow_id: workflowId };
+    const attempts = await api("/workflows/attempts", asOther, other);
+    assert.deepEqual([attempts.status, attempts.body.error?.code], [404, "run_not_found"]);
+    const run = (await api("/workflows/describe", { workflow_id: workflowId })).body.run;
+    const read = await api(
+      "/workflows/transcript",
+      { ...asOther, run_id: run.run_id, activity_id: 0, attempt: 1 },
+      other,
+    );
+    assert.deepEqual([read.status, read.body.error?.code], [404, "run_not_found"]);
+    const own = await api("/workflows/attempts", { workflow_id: workflowId }, other);
+    assert.deepEqual([own.status, own.body.error?.code], [403, "forbidden"]);
+  });
 });
