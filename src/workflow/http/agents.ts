@@ -10,16 +10,16 @@
  * intervention.
  */
 
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { object, optional, u32 } from "../../common/decode/index.ts";
 import { interventionKind } from "../../protocol/agent-transport/interventions.ts";
 import { uuid } from "../../protocol/agent-transport/messages.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import type { AgentHub } from "../agents/hub.ts";
-import { canAccessNamespace } from "../auth/tokens.ts";
 import type { NamespaceRegistry } from "../namespaces/registry.ts";
 import type { RunService } from "../runs/service.ts";
-import { forbidden, principalOf } from "./auth.ts";
+import { principalOf } from "./auth.ts";
+import { grantedNamespace } from "./workflows.ts";
 
 const attemptsBody = object({ namespace: optional(namespaceName()), workflow_id: uuid() });
 
@@ -45,14 +45,6 @@ export interface AgentRoles {
   readonly hub: AgentHub;
   /** Attempts of a run held by gRPC worker sessions. */
   readonly grpcAttempts: (runId: string) => readonly GrpcAttempt[];
-}
-
-function grantedNamespace(roles: AgentRoles, request: FastifyRequest, named?: string): string {
-  const namespace = roles.namespaces.resolve(named);
-  if (!canAccessNamespace(principalOf(request), namespace)) {
-    forbidden(`the bearer's grants do not include namespace ${JSON.stringify(namespace)}`);
-  }
-  return namespace;
 }
 
 export function agentRoutes(app: FastifyInstance, roles: AgentRoles): void {
