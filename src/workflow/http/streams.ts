@@ -35,7 +35,10 @@ import { grantedNamespace, uuid } from "./workflows.ts";
 
 /** A run held by another node gives no signal here: read every this often. */
 export const REMOTE_POLL_MS = 1_000;
-/** A run held here signals its commits; this backstop only guards against a missed one. */
+/**
+ * A run held here signals its commits, so a quiet wait this long only checks whether the
+ * run has moved to another node (then the stream polls it at REMOTE_POLL_MS).
+ */
 export const HELD_BACKSTOP_MS = 5_000;
 /** An attempt's end has no hook: its liveness (in memory) is checked this often. */
 export const LIVENESS_POLL_MS = 1_000;
