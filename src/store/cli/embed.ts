@@ -10,7 +10,7 @@ import { callVerb, socketOption } from "./call.ts";
 export const embedCommand: Command = {
   name: "embed",
   summary: "embedded fields and vectors (embed enable|status|texts)",
-  help: "--socket PATH [enable COLLECTION FIELD | status COLLECTION | texts [--question] TEXT...]",
+  help: "(--socket PATH | --store NAME) [enable COLLECTION FIELD | status COLLECTION | texts [--question] TEXT...]",
   run(args, io) {
     const { values, positionals } = parseOptions(
       args,

@@ -45,7 +45,7 @@ function whole(text: string | undefined, what: string): number | undefined {
 export const queryCommand: Command = {
   name: "query",
   summary: "run a JavaScript query over a collection's records (query.run)",
-  help: "--socket PATH COLLECTION --code FILE|- [--args JSON] [--prefix P] [--after K] [--limit N] [--branch B] [--version V]\n\nFILE holds a function expression (record, args) => output | output[] | undefined; - reads it from stdin.",
+  help: "(--socket PATH | --store NAME) COLLECTION --code FILE|- [--args JSON] [--prefix P] [--after K] [--limit N] [--branch B] [--version V]\n\nFILE holds a function expression (record, args) => output | output[] | undefined; - reads it from stdin.",
   async run(args, io) {
     const { values, positionals } = parseOptions(
       args,

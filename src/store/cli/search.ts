@@ -13,7 +13,7 @@ const MODES = ["vector", "keyword", "hybrid"];
 export const searchCommand: Command = {
   name: "search",
   summary: "search a collection's embedded field by meaning, words or both (search.text)",
-  help: "--socket PATH COLLECTION FIELD TEXT [--k N] [--mode vector|keyword|hybrid] [--branch B] [--version V] [--prefix P] [--exact] [--no-values]",
+  help: "(--socket PATH | --store NAME) COLLECTION FIELD TEXT [--k N] [--mode vector|keyword|hybrid] [--branch B] [--version V] [--prefix P] [--exact] [--no-values]",
   run(args, io) {
     const { values, positionals } = parseOptions(
       args,

@@ -57,7 +57,7 @@ export const getCommand = verbCommand({
   name: "get",
   verb: "document.get",
   summary: "print a record",
-  help: "--socket PATH COLLECTION KEY [--branch B] [--version V]",
+  help: "(--socket PATH | --store NAME) COLLECTION KEY [--branch B] [--version V]",
   options: { ...branchOption, version: { type: "string" } },
   positionals: { min: 2, max: 2 },
   args: (values, [collection, key]) => ({
@@ -72,7 +72,7 @@ export const putCommand = verbCommand({
   name: "put",
   verb: "document.put",
   summary: "write a record and print the receipt",
-  help: "--socket PATH COLLECTION KEY (JSON | - | --value-file FILE) [--branch B] [--author A] [-m MESSAGE]\n\n  -             read the JSON value from stdin\n  --value-file  read the JSON value from FILE",
+  help: "(--socket PATH | --store NAME) COLLECTION KEY (JSON | - | --value-file FILE) [--branch B] [--author A] [-m MESSAGE]\n\n  -             read the JSON value from stdin\n  --value-file  read the JSON value from FILE",
   options: { ...branchOption, ...signOptions, "value-file": { type: "string" } },
   positionals: { min: 2, max: 3 },
   args: async (values, [collection, key, inline]) => ({
@@ -88,7 +88,7 @@ export const deleteCommand = verbCommand({
   name: "delete",
   verb: "document.delete",
   summary: "delete records and print the receipt",
-  help: "--socket PATH COLLECTION KEY... [--branch B] [--author A] [-m MESSAGE]",
+  help: "(--socket PATH | --store NAME) COLLECTION KEY... [--branch B] [--author A] [-m MESSAGE]",
   options: { ...branchOption, ...signOptions },
   positionals: { min: 2 },
   args: (values, [collection, ...keys]) => ({
@@ -103,7 +103,7 @@ export const listCommand = verbCommand({
   name: "list",
   verb: "document.list",
   summary: "print a page of records",
-  help: "--socket PATH COLLECTION [--branch B] [--version V] [--prefix P] [--after K] [--limit N]",
+  help: "(--socket PATH | --store NAME) COLLECTION [--branch B] [--version V] [--prefix P] [--after K] [--limit N]",
   options: {
     ...branchOption,
     version: { type: "string" },
@@ -126,7 +126,7 @@ export const historyCommand = verbCommand({
   name: "history",
   verb: "history.list",
   summary: "list a branch's retained versions",
-  help: "--socket PATH COLLECTION [--branch B] [--before REF] [--limit N]\n\nREF: a version number (a page's next), a branch (its head), BRANCH@VERSION or a tag;\nthe versions listed are the branch's older than it.",
+  help: "(--socket PATH | --store NAME) COLLECTION [--branch B] [--before REF] [--limit N]\n\nREF: a version number (a page's next), a branch (its head), BRANCH@VERSION or a tag;\nthe versions listed are the branch's older than it.",
   options: { ...branchOption, before: { type: "string" }, limit: { type: "string" } },
   positionals: { min: 1, max: 1 },
   args: (values, [collection]) => ({
@@ -149,7 +149,7 @@ export const changesCommand = verbCommand({
   name: "changes",
   verb: "changes.list",
   summary: "list changes between two versions",
-  help: "--socket PATH COLLECTION --from REF [--to REF] [--branch B] [--from-branch B] [--limit N] [--cursor C]\n\nREF: a version number, a branch (its head), BRANCH@VERSION or a tag.",
+  help: "(--socket PATH | --store NAME) COLLECTION --from REF [--to REF] [--branch B] [--from-branch B] [--limit N] [--cursor C]\n\nREF: a version number, a branch (its head), BRANCH@VERSION or a tag.",
   options: {
     ...branchOption,
     from: { type: "string" },
@@ -193,7 +193,7 @@ export const backupCommand = verbCommand({
 export const collectionsCommand: Command = {
   name: "collections",
   summary: "list, create or delete collections",
-  help: "--socket PATH [list | create NAME | delete NAME]",
+  help: "(--socket PATH | --store NAME) [list | create NAME | delete NAME]",
   run(args, io) {
     const { values, positionals } = parseOptions(args, socketOption, { max: 2 });
     const [action = "list", name] = positionals;
@@ -209,7 +209,7 @@ export const collectionsCommand: Command = {
 export const branchesCommand: Command = {
   name: "branches",
   summary: "list, create or delete a collection's branches",
-  help: "--socket PATH COLLECTION [list | create NAME [--from BRANCH] [--version V] | delete NAME]",
+  help: "(--socket PATH | --store NAME) COLLECTION [list | create NAME [--from BRANCH] [--version V] | delete NAME]",
   run(args, io) {
     const { values, positionals } = parseOptions(
       args,

@@ -22,7 +22,8 @@
 
 import type { VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
-import type { StoreContext } from "./context.ts";
+import { branchId, type StoreContext } from "./context.ts";
+import { retainedIn } from "./versions.ts";
 
 const OURS = 1;
 const THEIRS = 2;
@@ -94,11 +95,8 @@ export function retainedVersion(
   const { db } = ctx;
   const inBranch = (name: string): VersionRecord | undefined => {
     const record =
-      ctx.branchRecords.get(`${collection}\u0000${name}`) ?? db.branches.get([collection, name]);
-    if (record === undefined) return undefined;
-    for (const v of [record.head, ...record.kept]) if (v.version === version) return v;
-    if (record.base?.version === version) return record.base;
-    return db.history.get([collection, name, version]);
+      ctx.branchRecords.get(branchId(collection, name)) ?? db.branches.get([collection, name]);
+    return record && retainedIn(ctx, collection, name, record, version);
   };
   for (const name of branches) {
     const found = inBranch(name);

@@ -10,7 +10,7 @@ import type { VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import { type Receipt, receiptOf } from "./commit.ts";
 import { branchId, type StoreContext } from "./context.ts";
-import { type Page, pageOf } from "./paging.ts";
+import { namedPage, type Page } from "./paging.ts";
 import { type Ref, resolveRef } from "./refs.ts";
 import { resolveVersion } from "./versions.ts";
 
@@ -50,24 +50,11 @@ export function listBranches(
   after: string | undefined,
   limit: number,
 ): Page<BranchInfo> {
-  if (ctx.db.collections.get(collection) === undefined) {
-    throw storeError("collection_not_found", `no collection ${JSON.stringify(collection)}`);
-  }
-  const rows: BranchInfo[] = [];
-  const range = ctx.db.branches.getRange({
-    start: [collection, after ?? ""],
-    end: [collection, "\uffff"],
-    limit: limit + 2,
-  });
-  for (const { value } of range) {
-    if (after !== undefined && value.name <= after) continue;
-    rows.push({
-      name: value.name,
-      head: receiptOf(value.head),
-      created_at: new Date(value.createdAt).toISOString(),
-    });
-  }
-  return pageOf(rows.slice(0, limit + 1), limit, (b) => b.name);
+  return namedPage(ctx, ctx.db.branches, { collection, after, limit }, (value) => ({
+    name: value.name,
+    head: receiptOf(value.head),
+    created_at: new Date(value.createdAt).toISOString(),
+  }));
 }
 
 export function deleteBranch(ctx: StoreContext, collection: string, name: string): void {

@@ -99,17 +99,23 @@ export function listChanges(
         }
       }
     } catch (error) {
-      if (error instanceof NodeBudgetExceeded) {
-        throw storeError(
-          "changes_node_budget",
-          `the diff of shard ${shard} needed more than changes_node_budget (${error.budget}) nodes`,
-        );
-      }
-      throw error;
+      throw nodeBudgetRefusal(error, `the diff of shard ${shard}`);
     }
     loaded += diff.loaded;
   }
   return { changes, from: from.version, to: to.version, cursor: null, nodes_loaded: loaded };
+}
+
+/**
+ * `error` as the refusal a caller sees when it is a tree walk over changes_node_budget
+ * (`what` names the walk: "the diff of shard 2"); any other error unchanged.
+ */
+export function nodeBudgetRefusal(error: unknown, what: string): unknown {
+  if (!(error instanceof NodeBudgetExceeded)) return error;
+  return storeError(
+    "changes_node_budget",
+    `${what} needed more than changes_node_budget (${error.budget}) nodes`,
+  );
 }
 
 function writeCursor(cursor: Cursor): string {

@@ -60,10 +60,3 @@ export function resolveRef(
     `${JSON.stringify(ref)} names no branch or tag of collection ${JSON.stringify(collection)}`,
   );
 }
-
-/** The branch a ref reads, without the store (what an access decision is made on). */
-export function refBranch(ref: Ref | undefined, branch: string): string {
-  if (ref === undefined || typeof ref === "number") return branch;
-  const at = ref.lastIndexOf("@");
-  return at >= 0 ? ref.slice(0, at) : ref;
-}

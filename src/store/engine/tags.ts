@@ -10,7 +10,7 @@ import type { TagRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import { type Receipt, receiptOf, type Signed } from "./commit.ts";
 import type { StoreContext } from "./context.ts";
-import { type Page, pageOf } from "./paging.ts";
+import { namedPage, type Page } from "./paging.ts";
 import { type Ref, resolveRef } from "./refs.ts";
 
 export interface TagInfo {
@@ -66,20 +66,7 @@ export function listTags(
   after: string | undefined,
   limit: number,
 ): Page<TagInfo> {
-  if (ctx.db.collections.get(collection) === undefined) {
-    throw storeError("collection_not_found", `no collection ${JSON.stringify(collection)}`);
-  }
-  const rows: TagInfo[] = [];
-  const range = ctx.db.tags.getRange({
-    start: [collection, after ?? ""],
-    end: [collection, "\uffff"],
-    limit: limit + 2,
-  });
-  for (const { value } of range) {
-    if (after !== undefined && value.name <= after) continue;
-    rows.push(tagInfo(value));
-  }
-  return pageOf(rows.slice(0, limit + 1), limit, (t) => t.name);
+  return namedPage(ctx, ctx.db.tags, { collection, after, limit }, tagInfo);
 }
 
 /** Deletes a tag; the caller frees the nodes only it held. */

@@ -13,8 +13,8 @@ import { decodeValue } from "../codec/json-value.ts";
 import type { VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import type { Edit } from "../tree/chunker.ts";
-import { NodeBudgetExceeded } from "../tree/diff.ts";
 import { mergeTrees, type TreeConflict } from "../tree/merge.ts";
+import { nodeBudgetRefusal } from "./changes.ts";
 import type { StoreContext } from "./context.ts";
 
 export type Strategy = "fail" | "ours" | "theirs";
@@ -64,13 +64,7 @@ export function threeWay(
         ctx.settings.changesNodeBudget,
       );
     } catch (error) {
-      if (error instanceof NodeBudgetExceeded) {
-        throw storeError(
-          "changes_node_budget",
-          `the merge of shard ${shard} needed more than changes_node_budget (${error.budget}) nodes`,
-        );
-      }
-      throw error;
+      throw nodeBudgetRefusal(error, `the merge of shard ${shard}`);
     }
     loaded += merged.loaded;
     const shardEdits = merged.edits;

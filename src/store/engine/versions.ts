@@ -35,15 +35,27 @@ export function resolveVersion(
   version: number | undefined,
 ): VersionRecord {
   const record = loadBranch(ctx, collection, branch);
-  if (version === undefined || version === record.head.version) return record.head;
-  const kept = record.kept.find((v) => v.version === version);
-  if (kept !== undefined) return kept;
-  // The fork point the record keeps (merges' common ancestor) is retained too.
-  if (record.base?.version === version) return record.base;
-  const row = ctx.db.history.get([collection, branch, version]);
-  if (row !== undefined) return row;
+  if (version === undefined) return record.head;
+  const found = retainedIn(ctx, collection, branch, record, version);
+  if (found !== undefined) return found;
   throw storeError(
     "version_not_found",
     `version ${version} is not retained on branch ${JSON.stringify(branch)}`,
   );
+}
+
+/** `version` among the versions a branch retains (its record `record`); undefined if none. */
+export function retainedIn(
+  ctx: StoreContext,
+  collection: string,
+  branch: string,
+  record: BranchRecord,
+  version: number,
+): VersionRecord | undefined {
+  if (version === record.head.version) return record.head;
+  const kept = record.kept.find((v) => v.version === version);
+  if (kept !== undefined) return kept;
+  // The fork point the record keeps (merges' common ancestor) is retained too.
+  if (record.base?.version === version) return record.base;
+  return ctx.db.history.get([collection, branch, version]);
 }

@@ -116,7 +116,7 @@ export class SearchService {
       if (this.#stopped) return;
       let worked = false;
       if (!this.#store.busy) {
-        worked = this.#vectors.step(this.#store);
+        worked = this.#vectors.step();
         this.#dropGone();
         if (this.#keywords.step()) worked = true;
       }

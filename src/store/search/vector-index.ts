@@ -154,24 +154,17 @@ export class VectorIndexes {
    * The index at companion version `version` of the branch, caught up if it is a little
    * behind; undefined when the search must be exact (no index yet, or too far behind).
    */
-  at(
-    store: Store,
-    collection: string,
-    branch: string,
-    version: number,
-    records: number,
-  ): HnswIndex | undefined {
+  at(collection: string, branch: string, version: number, records: number): HnswIndex | undefined {
     const head = this.#head(collection, branch);
     this.#load(head);
     const index = head.index;
     if (index === undefined) {
-      if (records >= this.#indexMin && head.build === undefined)
-        this.#startBuild(store, head, version);
+      if (records >= this.#indexMin && head.build === undefined) this.#startBuild(head, version);
       return undefined;
     }
     if (index.version === version) return index;
     if (index.version > version) return undefined;
-    return this.#catchUp(store, head, index, version, CATCH_UP_MOST) ? index : undefined;
+    return this.#catchUp(head, index, version, CATCH_UP_MOST) ? index : undefined;
   }
 
   #load(head: Head): void {
@@ -190,11 +183,11 @@ export class VectorIndexes {
   }
 
   /** Applies the diff to `version`; false when there is none to apply (too long, or gone). */
-  #catchUp(store: Store, head: Head, index: HnswIndex, version: number, most: number): boolean {
+  #catchUp(head: Head, index: HnswIndex, version: number, most: number): boolean {
     const start = performance.now();
     const companion = companionOf(head.collection);
     const diff = readDiff(
-      store,
+      this.#store,
       { collection: companion, branch: head.branch },
       index.version,
       version,
@@ -223,8 +216,8 @@ export class VectorIndexes {
     return true;
   }
 
-  #startBuild(store: Store, head: Head, version: number): void {
-    const scan = store.scanRecords({
+  #startBuild(head: Head, version: number): void {
+    const scan = this.#store.scanRecords({
       collection: companionOf(head.collection),
       branch: head.branch,
       version,
@@ -240,11 +233,11 @@ export class VectorIndexes {
    * build, catching indexes up to their head, checkpoints, and forgetting the indexes of
    * branches that are gone. True if anything was done.
    */
-  step(store: Store): boolean {
+  step(): boolean {
     let worked = false;
     for (const head of [...this.#heads.values()]) {
       try {
-        if (this.#stepHead(store, head)) worked = true;
+        if (this.#stepHead(head)) worked = true;
       } catch (error) {
         const code = (error as SkeinError).code;
         if (code === "branch_not_found" || code === "collection_not_found") {
@@ -260,22 +253,22 @@ export class VectorIndexes {
     return worked;
   }
 
-  #stepHead(store: Store, head: Head): boolean {
+  #stepHead(head: Head): boolean {
     if (head.build !== undefined) return this.#stepBuild(head);
     this.#load(head);
     const index = head.index;
     if (index === undefined) {
       // A checkpoint that could not be read, or one of a branch that is gone.
-      store.history(companionOf(head.collection), head.branch, undefined, 1);
+      this.#store.history(companionOf(head.collection), head.branch, undefined, 1);
       return false;
     }
-    const target = embeddedHead(store, head.collection, head.branch);
+    const target = embeddedHead(this.#store, head.collection, head.branch);
     let worked = false;
     if (target !== undefined && target.companion !== index.version) {
       worked = true;
-      if (!this.#catchUp(store, head, index, target.companion, BACKGROUND_DIFF_MOST)) {
+      if (!this.#catchUp(head, index, target.companion, BACKGROUND_DIFF_MOST)) {
         head.index = undefined;
-        this.#startBuild(store, head, target.companion);
+        this.#startBuild(head, target.companion);
         return true;
       }
     }

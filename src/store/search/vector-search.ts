@@ -47,7 +47,7 @@ export async function vectorHits(
   if (atHead) {
     const head = embeddedHead(store, query.collection, query.branch);
     const records = head?.companion === found.companion ? head.count : 0;
-    const index = indexes.at(store, query.collection, query.branch, found.companion, records);
+    const index = indexes.at(query.collection, query.branch, found.companion, records);
     if (index !== undefined) return index.search(question, depth);
   }
   const where = {

@@ -320,6 +320,43 @@ test("small pages never name a denied row, in rows or in the position they conti
   );
 });
 
+test("changes_scan_records counts the denied changes a changes.list page examined", async () => {
+  const scanned = await idpStore(idp, { placement: true, changesScanRecords: 2 });
+  const owner = await scanned.connect(admin.pass);
+  await owner.call("collections.create", { collection: "scanned" });
+  const from = (await owner.put("scanned", [{ key: "pub/0", value: 0 }])).version;
+  const keys = ["priv/x", "priv/y", "pub/a", "pub/b"];
+  await owner.put(
+    "scanned",
+    keys.map((key) => ({ key, value: key })),
+  );
+  const { pass } = await agent(idp, "reader-scan", [
+    ["read", `db/${DATABASE}/c/scanned/b/main/p/pub/`],
+  ]);
+  const client = await scanned.connect(pass);
+  const pages = await allPages(
+    client,
+    "changes.list",
+    { collection: "scanned", from, limit: 10 },
+    { result: "cursor", request: "cursor" },
+  );
+  // Each page examined at most two changes, the denied ones among them; all four were
+  // examined once (the changes are in shard order, so which page holds which is not fixed).
+  const examined = pages.map((p) => (p.changes as unknown[]).length + (p.denied as number));
+  assert.ok(
+    examined.every((n) => n <= 2),
+    JSON.stringify(pages),
+  );
+  assert.equal(
+    examined.reduce((a, b) => a + b, 0),
+    4,
+  );
+  assert.deepEqual(
+    pages.flatMap((p) => (p.changes as { key: string }[]).map((c) => c.key)).sort(),
+    ["pub/a", "pub/b"],
+  );
+});
+
 test("a page of 1,000 records is decided in one batch request", async () => {
   const records = Array.from({ length: 1_000 }, (_, i) => ({
     key: `bulk/${String(i).padStart(4, "0")}`,

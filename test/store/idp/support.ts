@@ -142,6 +142,8 @@ export async function idpStore(
     bounds?: Partial<IdpHttpBounds>;
     jwksCooldownMs?: number;
     maxPage?: number;
+    /** The engine's `changes_scan_records` (default: the engine's). */
+    changesScanRecords?: number;
     /** Services beside the store (embedding, search), made once the store exists. */
     services?: (store: Store, dataDir: string) => Promise<Partial<StoreServerOptions>>;
     /** An embedding service to serve beside the store (its walk is started on it). */
@@ -163,7 +165,12 @@ export async function idpStore(
       ...(options.jwksCooldownMs === undefined ? {} : { jwksCooldownMs: options.jwksCooldownMs }),
     },
   );
-  const { store, dir } = await freshStore({ maxPage: options.maxPage ?? 2_000 });
+  const { store, dir } = await freshStore({
+    maxPage: options.maxPage ?? 2_000,
+    ...(options.changesScanRecords === undefined
+      ? {}
+      : { changesScanRecords: options.changesScanRecords }),
+  });
   const socketPath = join(dir, "..", "s.sock");
   const server = await startStoreServer(store, {
     socketPath,
