@@ -7,7 +7,7 @@
 
 import { type Command, parseOptions, UsageError } from "../../common/cli.ts";
 import { createLogger } from "../../common/log.ts";
-import { stopSignal } from "../../store/cli/signals.ts";
+import { stopSignal } from "../../common/stop-signal.ts";
 import { dataDirOf, dataDirOption, reportRefusals } from "./shared.ts";
 
 /** The default listen address: loopback, a fixed port so a team's config can name it. */

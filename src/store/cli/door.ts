@@ -14,6 +14,7 @@ import { type Command, parseOptions } from "../../common/cli.ts";
 import { DecodeError, parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
+import { stopSignal, stopWhen } from "../../common/stop-signal.ts";
 import { doorFile } from "../config/door.ts";
 import { decodeDoorEnv } from "../config/door-env.ts";
 import { readConfigFile, readCredentialFile } from "../config/files.ts";
@@ -28,7 +29,6 @@ import { DoorStores } from "../door/stores.ts";
 import { DOOR_CONFIG_INVALID, DOOR_CONFIG_MESSAGE, rewrite } from "../errors.ts";
 import { startLoopbackHttp } from "../loopback-http.ts";
 import { prefixed, reportRefusals } from "./refusal.ts";
-import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface DoorStartup {
   readonly config: DoorConfig;

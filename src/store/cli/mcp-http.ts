@@ -16,6 +16,7 @@ import { type Command, parseOptions } from "../../common/cli.ts";
 import { child, parseJson } from "../../common/decode/index.ts";
 import { SkeinError } from "../../common/errors.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
+import { stopSignal, stopWhen } from "../../common/stop-signal.ts";
 import { readConfigFile } from "../config/files.ts";
 import { CONFIG_FILE_MAX_BYTES } from "../config/limits.ts";
 import { mcpHttpPolicy } from "../config/mcp-http.ts";
@@ -27,7 +28,6 @@ import { startMcpHttp } from "../mcp/server.ts";
 import { resolveRuntimeDir } from "../startup/runtime-dir.ts";
 import { socketPathFor } from "../startup/socket-path.ts";
 import { reportRefusals } from "./refusal.ts";
-import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface McpHttpStartup {
   readonly service: StoreServiceConfig;

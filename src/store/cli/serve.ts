@@ -10,11 +10,11 @@ import { resolve } from "node:path";
 import { type Command, parseOptions } from "../../common/cli.ts";
 import { decodeJson } from "../../common/decode/index.ts";
 import { createLogger, type Logger } from "../../common/log.ts";
+import { stopSignal, stopWhen } from "../../common/stop-signal.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
 import { planStoreService, type RunningStore, startStoreService } from "../service.ts";
 import { reportRefusals } from "./refusal.ts";
-import { stopSignal, stopWhen } from "./signals.ts";
 
 export interface ServeDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
