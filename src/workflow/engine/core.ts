@@ -80,6 +80,8 @@ export interface CoreHooks {
   readonly effect: (run: Run, command: Command) => void;
   readonly handOff: (entry: OutboxEntry<Run>) => "placed" | "queued" | "dropped";
   readonly recordOutbox: (run: Run, write: OutboxWrite) => void;
+  /** Runs one tick over the dirty runs (group-commit.ts); scheduled by the inbox. */
+  readonly tick: () => void;
 }
 
 export class EngineCore {
@@ -100,6 +102,8 @@ export class EngineCore {
   generation = 0;
   readonly speculation: SpeculationGate<Run>;
   scheduled = false;
+  /** The scheduled tick, made once (markDirty hands it to setImmediate on the hot path). */
+  readonly tickNow: () => void;
   committing = false;
   /** Processed events (and their waiters) waiting for the commit in flight to finish. */
   pending: PendingCommit | undefined;
@@ -114,6 +118,10 @@ export class EngineCore {
     this.log = options.logger ?? silentLogger();
     this.now = options.now ?? Date.now;
     this.reattachGraceMs = options.reattachGraceMs ?? 10_000;
+    this.tickNow = () => {
+      this.scheduled = false;
+      hooks.tick();
+    };
     this.timers = new TimerQueue((_, payload) => hooks.onTimer(payload), this.now);
     this.speculation = new SpeculationGate<Run>((run, commands) => {
       for (const command of commands) hooks.effect(run, command);

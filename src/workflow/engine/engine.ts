@@ -20,8 +20,9 @@ import { engineFault } from "../errors.ts";
 import { effect, handOff, matcherEvents, onTimer } from "./attempts.ts";
 import { EngineCore, type EngineOptions, stoppedError } from "./core.ts";
 import type { Dispatcher, MatcherEvents } from "./dispatcher.ts";
-import { enqueue, recordOutbox, stop } from "./group-commit.ts";
+import { fatal, recordOutbox, stop, tick } from "./group-commit.ts";
 import type { HistoryEvent, RunStatus } from "./history.ts";
+import { enqueue } from "./inbox.ts";
 import { recover } from "./recovery.ts";
 import { applicable, newRun, recorded } from "./run.ts";
 import type { RunState } from "./state.ts";
@@ -62,6 +63,9 @@ export class Engine {
       effect: (run, command) => effect(core, run, command),
       handOff: (entry) => handOff(core, entry),
       recordOutbox: (run, write) => recordOutbox(core, run, write),
+      tick: () => {
+        tick(core).catch((error: unknown) => fatal(core, error));
+      },
     });
     this.#core = core;
     this.matcherEvents = matcherEvents(core);

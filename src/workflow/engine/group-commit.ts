@@ -16,6 +16,7 @@ import type { EngineCore, PendingCommit } from "./core.ts";
 import { stoppedError } from "./core.ts";
 import { cancelInFlight, decide } from "./decide.ts";
 import type { HistoryEvent } from "./history.ts";
+import { markDirty } from "./inbox.ts";
 import { applicable, applyTo, type InboxItem, type Run } from "./run.ts";
 import { childRun, ended, resolveChildren } from "./run-tree.ts";
 import { isLive } from "./state.ts";
@@ -38,26 +39,6 @@ const newPending = (generation: number): PendingCommit => ({
   outbox: new Map(),
 });
 
-/** For the engine's own events (timers, timeouts): nobody waits, so a refusal is dropped. */
-export function enqueueInternal(core: EngineCore, run: Run, event: HistoryEvent): void {
-  enqueue(core, run, event).catch(() => {});
-}
-export function enqueue(core: EngineCore, run: Run, event: HistoryEvent): Promise<void> {
-  if (core.stopped) return Promise.reject(stoppedError());
-  return new Promise((done, fail) => {
-    run.inbox.push({ event, done, fail });
-    markDirty(core, run);
-  });
-}
-export function markDirty(core: EngineCore, run: Run): void {
-  core.dirty.add(run);
-  if (core.scheduled || core.ticking || core.stopped) return;
-  core.scheduled = true;
-  setImmediate(() => {
-    core.scheduled = false;
-    tick(core).catch((error: unknown) => fatal(core, error));
-  });
-}
 /**
  * The processing half of a tick: apply inboxes, decide, start effects, and hand the new
  * events to the commit pipeline. It does not wait for the commit: the next tick may

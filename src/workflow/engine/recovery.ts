@@ -9,7 +9,8 @@
 import { attemptKey } from "../../protocol/attempt.ts";
 import { dispatch, offer } from "./attempts.ts";
 import type { EngineCore } from "./core.ts";
-import { enqueueInternal, markDirty, recordOutbox } from "./group-commit.ts";
+import { recordOutbox } from "./group-commit.ts";
+import { enqueueInternal, markDirty } from "./inbox.ts";
 import { newRun, type Run } from "./run.ts";
 import { inFlight, pendingTimers, replay } from "./state.ts";
 

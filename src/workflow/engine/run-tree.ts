@@ -11,8 +11,8 @@ import type { WorkflowDefinition } from "../definitions/types.ts";
 import { runFailure } from "../errors.ts";
 import type { Command } from "./commands.ts";
 import type { EngineCore, PendingCommit } from "./core.ts";
-import { enqueueInternal, markDirty } from "./group-commit.ts";
 import type { EventOf, HistoryEvent } from "./history.ts";
+import { enqueueInternal, markDirty } from "./inbox.ts";
 import { applyTo, newRun, type Run } from "./run.ts";
 import { apply, EMPTY_RUN, isLive, liveChildren } from "./state.ts";
 
