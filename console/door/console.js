@@ -9,6 +9,17 @@ import htm from "/vendor/htm.mjs";
 import { h, render } from "/vendor/preact.mjs";
 
 const html = htm.bind(h);
+
+/**
+ * @typedef {{ subject: string, csrf: string, stores: string[] }} Session
+ * @typedef {{ code: string, message: string }} Failure  What an error box shows.
+ */
+/**
+ * @template T
+ * @typedef {{ loading?: boolean, data?: T, error?: Failure }} Load  A value being loaded.
+ */
+
+/** @type {Session | null} */
 let session = null;
 
 // ---------- routing ----------
@@ -54,6 +65,11 @@ const docPath = (r, key) => `${branchPath(r)}/doc/${key.split("/").map(enc).join
 // ---------- the API ----------
 
 class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} code
+   * @param {string} message
+   */
   constructor(status, code, message) {
     super(message);
     this.status = status;
@@ -76,14 +92,26 @@ async function call(store, verb, args = {}) {
   return body.result;
 }
 
+/** A thrown value as an error box shows it (a store refusal keeps its code). */
+function failure(/** @type {unknown} */ error) {
+  if (error instanceof ApiError) return error;
+  return { code: "console_error", message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {unknown[]} deps
+ * @returns {Load<T>}
+ */
 function useLoad(load, deps) {
-  const [state, setState] = useState({ loading: true });
+  const [state, setState] = useState(/** @type {Load<T>} */ ({ loading: true }));
   useEffect(() => {
     let live = true;
     setState({ loading: true });
     load().then(
       (data) => live && setState({ data }),
-      (error) => live && setState({ error }),
+      (error) => live && setState({ error: failure(error) }),
     );
     return () => {
       live = false;
@@ -157,7 +185,7 @@ function Stores() {
     <div class="panel">
       <table>
         <tr><th>Store</th></tr>
-        ${session.stores.map((name) => html`<tr><td>${link(`/s/${enc(name)}`, name)}</td></tr>`)}
+        ${(session?.stores ?? []).map((name) => html`<tr><td>${link(`/s/${enc(name)}`, name)}</td></tr>`)}
       </table>
     </div>`;
 }
@@ -183,7 +211,7 @@ function Collections({ r }) {
 
 function Branches({ r }) {
   const [tick, setTick] = useState(0);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {Failure | null} */ (null));
   const [name, setName] = useState("");
   const [from, setFrom] = useState("main");
   const state = useLoad(
@@ -191,10 +219,13 @@ function Branches({ r }) {
     [r.store, r.collection, tick],
   );
   const act = (verb, args) =>
-    call(r.store, verb, { collection: r.collection, ...args }).then(() => {
-      setError(null);
-      setTick(tick + 1);
-    }, setError);
+    call(r.store, verb, { collection: r.collection, ...args }).then(
+      () => {
+        setError(null);
+        setTick(tick + 1);
+      },
+      (e) => setError(failure(e)),
+    );
   const create = (event) => {
     event.preventDefault();
     act("branches.create", { branch: name, from_branch: from }).then(() => setName(""));
@@ -342,9 +373,11 @@ function Doc({ r }) {
   const creating = r.key === "";
   const version = r.query.get("version");
   const [key, setKey] = useState(r.key);
-  const [text, setText] = useState(null);
-  const [error, setError] = useState(null);
-  const [saved, setSaved] = useState(null);
+  const [text, setText] = useState(/** @type {string | null} */ (null));
+  const [error, setError] = useState(/** @type {Failure | null} */ (null));
+  const [saved, setSaved] = useState(
+    /** @type {{ version: number, author: string } | null} */ (null),
+  );
   const state = useLoad(
     () =>
       creating
@@ -363,7 +396,10 @@ function Doc({ r }) {
     try {
       value = JSON.parse(text ?? JSON.stringify(state.data.value, null, 2));
     } catch (parseError) {
-      setError({ code: "invalid_json", message: `the value is not JSON: ${parseError.message}` });
+      setError({
+        code: "invalid_json",
+        message: `the value is not JSON: ${failure(parseError).message}`,
+      });
       return;
     }
     try {
@@ -376,7 +412,7 @@ function Doc({ r }) {
       setError(null);
       setSaved(receipt);
     } catch (putError) {
-      setError(putError);
+      setError(failure(putError));
     }
   };
   const remove = async () => {
@@ -389,7 +425,7 @@ function Doc({ r }) {
       });
       setSaved(receipt);
     } catch (deleteError) {
-      setError(deleteError);
+      setError(failure(deleteError));
     }
   };
   return html`<h1>${creating ? "New document" : html`<span class="mono">${r.key}</span>`}</h1>
@@ -442,7 +478,7 @@ function Query({ r }) {
       args = argsText === "" ? undefined : JSON.parse(argsText);
     } catch (error) {
       return Promise.reject(
-        new ApiError(400, "invalid_json", `args are not JSON: ${error.message}`),
+        new ApiError(400, "invalid_json", `args are not JSON: ${failure(error).message}`),
       );
     }
     return call(r.store, "query.run", {
@@ -633,12 +669,13 @@ function App() {
 
 function refresh() {
   const app = document.getElementById("app");
+  if (app === null) return;
   // The static "Loading…" placeholder is not Preact's: it goes before the first render.
   if (app.dataset.rendered === undefined) {
     app.textContent = "";
     app.dataset.rendered = "1";
   }
-  render(html`<${App} />`, document.getElementById("app"));
+  render(html`<${App} />`, app);
 }
 
 async function start() {

@@ -33,13 +33,14 @@ export const token = {
 export function claims() {
   const value = token.get();
   try {
-    const part = value.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const part = (value ?? "").split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
     return JSON.parse(atob(part));
   } catch {
     return {};
   }
 }
 
+/** @type {(error: { code: string, message: string }) => void} */
 let onSignedOut = () => {};
 export function whenSignedOut(callback) {
   onSignedOut = callback;
@@ -104,12 +105,13 @@ function pump() {
   }
 }
 
+/** @type {(ms: number, signal: AbortSignal) => Promise<void>} */
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => {
       clearTimeout(t);
-      resolve();
+      resolve(undefined);
     });
   });
 
@@ -137,6 +139,7 @@ async function readStream(path, body, seen, onItem, onEnd, signal) {
     if (error.code === "route_not_found") return "missing";
     throw error;
   }
+  if (response.body === null) return "closed";
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
@@ -193,14 +196,23 @@ export function follow(path, body, { onItem, onEnd, onError, fallback, from = 0 
   return () => controller.abort();
 }
 
+/**
+ * A history event as the server sends it: its type and the fields of that type.
+ * @typedef {{ type: string, [field: string]: any }} HistoryEvent
+ */
+
 /** Events per history read: a long history comes in pages, never as one answer. */
 export const HISTORY_PAGE = 1000;
 
 /**
  * Reads a run's history from index `after` on, page by page (following `next`), calling
  * `onPage(events)` for each; gives every event read.
+ * @param {object} body
+ * @param {{ after?: number, signal?: AbortSignal, onPage?: (events: HistoryEvent[]) => void }} [options]
+ * @returns {Promise<HistoryEvent[]>}
  */
 export async function readHistory(body, { after = 0, signal, onPage } = {}) {
+  /** @type {HistoryEvent[]} */
   const all = [];
   let at = after;
   while (at !== null) {

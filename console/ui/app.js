@@ -7,7 +7,7 @@
 
 import { claims, get, token, whenSignedOut } from "/ui/api.js";
 import { AttemptView } from "/ui/attempt.js";
-import { html, link, nsPath, onNavigate, render, useState } from "/ui/lib.js";
+import { failure, html, link, nsPath, onNavigate, render, useState } from "/ui/lib.js";
 import { Definitions, Deployments, Namespaces } from "/ui/ops.js";
 import { RunView } from "/ui/run.js";
 import { Runs } from "/ui/runs.js";
@@ -47,7 +47,8 @@ function SignIn({ message }) {
       draw();
     } catch (e) {
       token.clear();
-      setError(`${e.code ?? "error"}: ${e.message}`);
+      const { code, message } = failure(e);
+      setError(`${code}: ${message}`);
     }
   };
   return html`<main class="signin">
@@ -105,7 +106,8 @@ function View({ route }) {
 }
 
 let expired;
-const root = document.getElementById("app");
+// index.html holds the element; without it there is nothing to draw into.
+const root = /** @type {HTMLElement} */ (document.getElementById("app"));
 // The page's static "Loading…" is not Preact's to diff: cleared once, before the first draw.
 root.replaceChildren();
 // Every navigation (a link, even to the view shown; back and forward) mounts the view anew,

@@ -10,6 +10,7 @@ import { follow, post, sleep } from "/ui/api.js";
 import {
   Confirm,
   ErrorBox,
+  failure,
   html,
   json,
   link,
@@ -21,13 +22,17 @@ import {
   useState,
 } from "/ui/lib.js";
 
+/** @typedef {import("/ui/lib.js").Failure} Failure */
+
 function useTranscript(target) {
-  const [state, setState] = useState({
-    entries: [],
-    ended: false,
-    live: "connecting",
-    error: null,
-  });
+  const [state, setState] = useState(
+    /** @type {{ entries: object[], ended: boolean, live: string, error: Failure | null }} */ ({
+      entries: [],
+      ended: false,
+      live: "connecting",
+      error: null,
+    }),
+  );
   const key = JSON.stringify(target);
   useEffect(() => {
     const add = (fresh) => setState((s) => ({ ...s, entries: [...s.entries, ...fresh] }));
@@ -57,7 +62,7 @@ function useTranscript(target) {
           }
         } catch (error) {
           if (signal.aborted) return;
-          setState((s) => ({ ...s, error }));
+          setState((s) => ({ ...s, error: failure(error) }));
         }
         await sleep(1000, signal);
       }
@@ -125,7 +130,9 @@ function pendingApprovals(entries) {
 }
 
 function Interventions({ target, capabilities, entries, ended }) {
-  const [outcomes, setOutcomes] = useState([]);
+  const [outcomes, setOutcomes] = useState(
+    /** @type {{ label: string, at: Date, outcome?: string, error?: Failure }[]} */ ([]),
+  );
   const [text, setText] = useState("");
   const [priority, setPriority] = useState("Normal");
   const [budget, setBudget] = useState({ max_tokens: "", max_turns: "" });
@@ -138,7 +145,7 @@ function Interventions({ target, capabilities, entries, ended }) {
         [{ label, outcome: r.outcome.outcome, at: new Date() }, ...o].slice(0, 20),
       );
     } catch (error) {
-      setOutcomes((o) => [{ label, error, at: new Date() }, ...o].slice(0, 20));
+      setOutcomes((o) => [{ label, error: failure(error), at: new Date() }, ...o].slice(0, 20));
     }
   };
   const inject = (event) => {
@@ -199,7 +206,7 @@ function Interventions({ target, capabilities, entries, ended }) {
     <ul class="outcomes" aria-label="outcomes">
       ${outcomes.map(
         (o) => html`<li role="status" data-outcome=${o.outcome ?? o.error?.code}>
-          <span class="muted">${time(o.at)}</span> ${o.label} → <strong>${o.outcome ?? `${o.error.code}: ${o.error.message}`}</strong></li>`,
+          <span class="muted">${time(o.at)}</span> ${o.label} → <strong>${o.outcome ?? `${o.error?.code}: ${o.error?.message}`}</strong></li>`,
       )}
     </ul>
     ${

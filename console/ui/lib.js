@@ -13,6 +13,22 @@ export { render, useEffect, useRef, useState };
 
 export const enc = encodeURIComponent;
 
+/**
+ * @typedef {{ code: string, message: string }} Failure  What an error box shows.
+ */
+/**
+ * @template T
+ * @typedef {{ loading?: boolean, data?: T, error?: Failure }} Load  A value being loaded.
+ */
+
+/** A thrown value as an error box shows it (a server refusal keeps its code). */
+export function failure(/** @type {unknown} */ error) {
+  if (typeof error === "object" && error !== null && "code" in error && "message" in error) {
+    return { code: String(error.code), message: String(error.message) };
+  }
+  return { code: "console_error", message: error instanceof Error ? error.message : String(error) };
+}
+
 let refresh = () => {};
 export function onNavigate(callback) {
   refresh = callback;
@@ -37,15 +53,21 @@ export const runPath = (ns, workflowId) => `${nsPath(ns)}/runs/${enc(workflowId)
 export const attemptPath = (ns, workflowId, a) =>
   `${runPath(ns, workflowId)}/attempt/${enc(a.run_id)}/${a.activity_id}/${a.attempt}`;
 
-/** Runs `load` when `deps` change; `{loading}`, `{data}` or `{error}`, plus `reload()`. */
+/**
+ * Runs `load` when `deps` change; `{loading}`, `{data}` or `{error}`, plus `reload()`.
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {unknown[]} deps
+ * @returns {Load<T> & { reload: () => void }}
+ */
 export function useLoad(load, deps) {
-  const [state, setState] = useState({ loading: true });
+  const [state, setState] = useState(/** @type {Load<T>} */ ({ loading: true }));
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     load().then(
       (data) => live && setState({ data }),
-      (error) => live && setState({ error }),
+      (error) => live && setState({ error: failure(error) }),
     );
     return () => {
       live = false;
@@ -91,7 +113,7 @@ export function Loaded({ state, children }) {
  * uses the browser's <dialog> so focus and Escape behave as users expect.
  */
 export function Confirm({ title, children, confirm = "Confirm", danger, onConfirm, onClose }) {
-  const ref = useRef(null);
+  const ref = useRef(/** @type {HTMLDialogElement | null} */ (null));
   useEffect(() => {
     ref.current?.showModal();
   }, []);

@@ -13,6 +13,7 @@ import {
   digest,
   duration,
   ErrorBox,
+  failure,
   html,
   json,
   Loaded,
@@ -27,6 +28,9 @@ import {
   useState,
   useThrottled,
 } from "/ui/lib.js";
+
+/** @typedef {import("/ui/lib.js").Failure} Failure */
+/** @typedef {import("/ui/api.js").HistoryEvent} HistoryEvent */
 import { liveDescendants, Timeline } from "/ui/timeline.js";
 
 const ENDS = ["RunCompleted", "RunFailed", "RunCancelled"];
@@ -37,7 +41,14 @@ const ENDS = ["RunCompleted", "RunFailed", "RunCancelled"];
  * there.
  */
 function useHistory(ns, workflowId) {
-  const [state, setState] = useState({ events: [], ended: false, live: "connecting", error: null });
+  const [state, setState] = useState(
+    /** @type {{ events: HistoryEvent[], ended: boolean, live: string, error: Failure | null }} */ ({
+      events: [],
+      ended: false,
+      live: "connecting",
+      error: null,
+    }),
+  );
   useEffect(() => {
     const controller = new AbortController();
     const { signal } = controller;
@@ -65,7 +76,7 @@ function useHistory(ns, workflowId) {
           await post("/workflows/describe", { ...body, wait_ms: 5000 }, signal);
         } catch (error) {
           if (signal.aborted) return;
-          setState((s) => ({ ...s, error }));
+          setState((s) => ({ ...s, error: failure(error) }));
           await sleep(2000, signal);
         }
       }
@@ -84,7 +95,7 @@ function useHistory(ns, workflowId) {
         await readHistory(body, { signal, onPage });
       } catch (error) {
         if (signal.aborted) return;
-        setState((s) => ({ ...s, error }));
+        setState((s) => ({ ...s, error: failure(error) }));
       }
       if (signal.aborted) return;
       if (ended) return end();
@@ -212,8 +223,14 @@ function SignalForm({ onChange }) {
 }
 
 function Controls({ ns, run, events, onDone }) {
-  const [ask, setAsk] = useState(null);
-  const [result, setResult] = useState(null);
+  const [ask, setAsk] = useState(
+    /** @type {{ kind: string, descendants?: { runId: string, workflow: string, depth: number }[] | null, error?: Failure } | null} */ (
+      null
+    ),
+  );
+  const [result, setResult] = useState(
+    /** @type {{ kind: string, done?: any, error?: Failure } | null} */ (null),
+  );
   const fields = useRef({ signal: "", payload: "null" });
   const live = run.status === "Running" || run.status === "Paused";
   const target = { namespace: ns, workflow_id: run.workflow_id, run_id: run.run_id };
@@ -224,10 +241,11 @@ function Controls({ ns, run, events, onDone }) {
     try {
       setAsk({ kind, descendants: await liveDescendants(ns, events) });
     } catch (error) {
-      setAsk({ kind, descendants: [], error });
+      setAsk({ kind, descendants: [], error: failure(error) });
     }
   };
   const confirm = async () => {
+    if (ask === null) return;
     const kind = ask.kind;
     setAsk(null);
     try {
@@ -243,7 +261,7 @@ function Controls({ ns, run, events, onDone }) {
       setResult({ kind, done });
       onDone();
     } catch (error) {
-      setResult({ kind, error });
+      setResult({ kind, error: failure(error) });
     }
   };
   const dialog = () => {
@@ -259,7 +277,7 @@ function Controls({ ns, run, events, onDone }) {
       return html`<${Confirm} title=${`${ask.kind[0].toUpperCase()}${ask.kind.slice(1)} this run?`} confirm=${ask.kind}
         onConfirm=${confirm} onClose=${close}><p>Run <span class="mono">${run.run_id}</span>.</p><//>`;
     }
-    const list = ask.descendants;
+    const list = ask.descendants ?? null;
     return html`<${Confirm} title="Cancel this run?" confirm="Cancel run" danger=${true} onConfirm=${confirm} onClose=${close}>
       <p>Run <span class="mono">${run.run_id}</span> ends as Cancelled; its in-flight activities and live agent attempts are cancelled.</p>
       ${

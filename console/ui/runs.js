@@ -10,6 +10,7 @@ import {
   digest,
   duration,
   ErrorBox,
+  failure,
   go,
   html,
   link,
@@ -23,6 +24,8 @@ import {
   useRef,
   useState,
 } from "/ui/lib.js";
+
+/** @typedef {import("/ui/lib.js").Failure} Failure */
 
 const PAGE = 200;
 export const ROW_HEIGHT = 32;
@@ -118,7 +121,14 @@ function Row({ ns, run, top }) {
  * lands, so a list never mixes two orders or two sets of filters.
  */
 function usePages(ns, f) {
-  const [state, setState] = useState({ runs: [], cursor: undefined, done: false, error: null });
+  const [state, setState] = useState(
+    /** @type {{ runs: { run_id: string, [field: string]: any }[], cursor: string | undefined, done: boolean, error: Failure | null }} */ ({
+      runs: [],
+      cursor: undefined,
+      done: false,
+      error: null,
+    }),
+  );
   const busy = useRef(false);
   const generation = useRef(0);
   const key = JSON.stringify([ns, f]);
@@ -138,7 +148,7 @@ function usePages(ns, f) {
         error: null,
       });
     } catch (error) {
-      if (current()) setState({ ...from, done: true, error });
+      if (current()) setState({ ...from, done: true, error: failure(error) });
     } finally {
       if (current()) busy.current = false;
     }
@@ -166,7 +176,7 @@ export function Runs({ route }) {
   const ns = route.ns;
   const f = filtersOf(route.query);
   const pages = usePages(ns, f);
-  const box = useRef(null);
+  const box = useRef(/** @type {HTMLDivElement | null} */ (null));
   const [view, setView] = useState({ top: 0, height: 600 });
   const onScroll = () => {
     const el = box.current;
