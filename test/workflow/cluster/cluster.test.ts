@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { startScriptedModel } from "../../../src/testing/scripted-model.ts";
 import { loadSigningKey } from "../../../src/workflow/auth/keys.ts";
-import { issueToken } from "../../../src/workflow/auth/tokens.ts";
+import { issueNodeToken } from "../../../src/workflow/auth/tokens.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../support/postgres.ts";
 import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
@@ -470,21 +470,14 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       assert.equal(await ended(b.url, token, run.id), "Completed");
       assert.deepEqual(completedIds(await history(c.url, token, run.id)), [1, 2]);
     }
-    // The relay routes are node to node: a bearer of one namespace is refused, and a body
-    // that is not an offer is a 400.
+    // The relay routes are node to node: the admin bearer is refused (node-credential.test.ts
+    // tries every other), and a node credential's body that is not an offer is a 400.
     const key = await loadSigningKey(join(cluster.dir, "n0", "data"));
-    const narrow = await issueToken(key.privateKey, {
-      subject: "someone",
-      namespaces: ["home"],
-      ttlSeconds: 60,
-    });
+    const node = await issueNodeToken(key.privateKey, "n1", 60);
     const offer = { owner: "n1", task: { nonsense: true } };
-    const refused = await call(a.url, "POST", "/cluster/relay/offer", {
-      token: narrow,
-      body: offer,
-    });
+    const refused = await call(a.url, "POST", "/cluster/relay/offer", { token, body: offer });
     assert.equal(refused.status, 403);
-    const bad = await call(a.url, "POST", "/cluster/relay/offer", { token, body: offer });
+    const bad = await call(a.url, "POST", "/cluster/relay/offer", { token: node, body: offer });
     assert.equal(bad.status, 400);
     const effects = await cluster.effects();
     for (const run of started) {
