@@ -173,7 +173,10 @@ export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSid
     running.attach(relay.dispatcher());
   }
   roles.hub.authorize(
-    matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
+    matcherAuthority(
+      endpoint.matcher,
+      (ref) => running.state(ref.run_id)?.started?.workflow_id ?? relay?.workflowOfTaken(ref),
+    ),
   );
   let recoveredRuns = 0;
   try {

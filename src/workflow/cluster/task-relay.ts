@@ -91,8 +91,8 @@ export class TaskRelay {
   readonly #r: RelayRoles;
   /** Owner side: attempts relayed, and the node that took each. */
   readonly #sentTo = new Map<string, { peer: ShardOwner; task: TaskOffer }>();
-  /** Worker side: attempts taken for another node, and that node's id. */
-  readonly #takenFor = new Map<string, string>();
+  /** Worker side: attempts taken for another node, that node's id and the run's workflow. */
+  readonly #takenFor = new Map<string, { owner: string; workflowId: string }>();
   /** Owner side: offers no node took, waiting in this node's matcher, tried again later. */
   readonly #parked = new Map<string, TaskOffer>();
   #retry: NodeJS.Timeout | undefined;
@@ -228,6 +228,16 @@ export class TaskRelay {
     this.#schedule();
   }
 
+  /**
+   * Worker side: the workflow of an attempt taken here for another node. This node's engine
+   * does not run that run, so the agent transport learns from here that a worker announcing
+   * the attempt names its true workflow (agents/hub.ts), and so takes its announcement, and
+   * every node can list, read and steer it.
+   */
+  workflowOfTaken(ref: AttemptRef): string | undefined {
+    return this.#takenFor.get(attemptKey(ref))?.workflowId;
+  }
+
   /** Worker side: what this node's workers report about attempts taken for another node. */
   foreign(): MatcherEvents {
     // A result is acknowledged to its worker only once the owner has recorded it; when the
@@ -240,7 +250,7 @@ export class TaskRelay {
     ): Promise<void> => {
       const byOwner = new Map<string, AttemptRef[]>();
       for (const r of refs) {
-        const owner = this.#takenFor.get(attemptKey(r));
+        const owner = this.#takenFor.get(attemptKey(r))?.owner;
         if (owner !== undefined) byOwner.set(owner, [...(byOwner.get(owner) ?? []), r]);
       }
       const settles = type === "completed" || type === "failed";
@@ -281,7 +291,7 @@ export class TaskRelay {
       if (!this.#r.serves(task.namespace, task.taskQueue) || this.#takenFor.size >= MAX_RELAYED) {
         return { placed: null };
       }
-      this.#takenFor.set(attemptKey(task.ref), owner);
+      this.#takenFor.set(attemptKey(task.ref), { owner, workflowId: task.workflowId });
       let placed: OfferOutcome;
       try {
         placed = this.#r.local.offer(task);

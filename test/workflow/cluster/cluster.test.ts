@@ -4,7 +4,6 @@
 // it resumes, and a joining node takes its shards from the others.
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { startScriptedModel } from "../../../src/testing/scripted-model.ts";
@@ -12,7 +11,6 @@ import { loadSigningKey } from "../../../src/workflow/auth/keys.ts";
 import { issueNodeToken } from "../../../src/workflow/auth/tokens.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../support/postgres.ts";
-import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import { call } from "../support/server.ts";
 import { type ClusterFixture, clusterFixture, startRun, until } from "./nodes.ts";
 
@@ -286,34 +284,8 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       body: { definition },
     });
     assert.equal(registered.status, 200);
-    const tokenFile = join(cluster.dir, "agent.token");
-    await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-    const doc = await writeJson(cluster.dir, "agents.json", {
-      name: "agents",
-      task_queue: "agents",
-      actions: {
-        assistant: { agent: { base_url: model.url, model: "scripted", max_turns: 5 } },
-        echo: {
-          description: "echoes",
-          exec: { command: [process.execPath, "-e", "process.stdin.pipe(process.stdout)"] },
-        },
-      },
-    });
     // The agent worker (and so its agent-transport connection) is at node a only.
-    const worker = spawnWorker([
-      "agent",
-      doc,
-      "--endpoint",
-      a.grpc!,
-      "--token-file",
-      tokenFile,
-      "--namespace",
-      "home",
-    ]);
-    t.after(async () => {
-      worker.kill("SIGKILL");
-      await worker.exited;
-    });
+    await cluster.agentWorker(0, model.url);
     model.push(
       { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 1500 },
       { content: "ok" },
