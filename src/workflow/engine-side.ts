@@ -13,9 +13,10 @@ import type { Logger } from "../common/log.ts";
 import { attemptKey } from "../protocol/attempt.ts";
 import { matcherAuthority, withAgentCancel } from "./agents/dispatch.ts";
 import type { AgentHub } from "./agents/hub.ts";
-import { issueToken, type TokenVerifier } from "./auth/tokens.ts";
+import { nodeCredential } from "./auth/node-credential.ts";
+import type { TokenVerifier } from "./auth/tokens.ts";
 import { ClusterNode, type ClusterNodeOptions } from "./cluster/node.ts";
-import { nodeToken, TaskRelay } from "./cluster/task-relay.ts";
+import { TaskRelay } from "./cluster/task-relay.ts";
 import type { ListenAddress } from "./config/listen.ts";
 import type { ServerConfig } from "./config/load.ts";
 import type { Dispatcher } from "./engine/dispatcher.ts";
@@ -172,7 +173,10 @@ export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSid
     running.attach(relay.dispatcher());
   }
   roles.hub.authorize(
-    matcherAuthority(endpoint.matcher, (runId) => running.state(runId)?.started?.workflow_id),
+    matcherAuthority(
+      endpoint.matcher,
+      (ref) => running.state(ref.run_id)?.started?.workflow_id ?? relay?.workflowOfTaken(ref),
+    ),
   );
   let recoveredRuns = 0;
   try {
@@ -225,11 +229,7 @@ function taskRelay(
   return new TaskRelay({
     nodeId: () => node.manager?.self.nodeId,
     peers: () => node.manager?.peers() ?? [],
-    token: nodeToken(
-      (subject, ttlSeconds) =>
-        issueToken(roles.privateKey, { subject, namespaces: "*", worker: true, ttlSeconds }),
-      roles.config.nodeId,
-    ),
+    token: nodeCredential(roles.privateKey, roles.config.nodeId),
     local,
     withdraw: (ref) =>
       !matcher.liveAttempts(ref.run_id).some((a) => attemptKey(a.ref) === attemptKey(ref)) &&

@@ -32,7 +32,7 @@ export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): D
  */
 export function matcherAuthority(
   matcher: Pick<Matcher, "liveAttempts" | "workers">,
-  workflowOf: (runId: string) => string | undefined,
+  workflowOf: AttemptAuthority["workflowOf"],
 ): AttemptAuthority {
   return {
     heldBy(ref: AttemptRef, sessionId: string) {

@@ -56,8 +56,11 @@ export {
 export interface AttemptAuthority {
   /** The namespace of live gRPC session `sessionId` if it holds the attempt now. */
   heldBy(ref: AttemptRef, sessionId: string): string | undefined;
-  /** The workflow id of a run the engine runs. */
-  workflowOf(runId: string): string | undefined;
+  /**
+   * The workflow id of the attempt's run: one this node's engine runs, or (cluster) one whose
+   * attempt the task relay took here for the engine of another node.
+   */
+  workflowOf(ref: AttemptRef): string | undefined;
 }
 
 export interface LiveAgentAttempt {
@@ -240,7 +243,7 @@ export class AgentHub {
     return (
       authority !== undefined &&
       authority.heldBy(live.ref, live.session_id) === live.namespace &&
-      authority.workflowOf(live.ref.run_id) === live.workflow_id
+      authority.workflowOf(live.ref) === live.workflow_id
     );
   }
 

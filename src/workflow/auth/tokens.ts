@@ -1,7 +1,9 @@
 /**
  * Bearer tokens: JWTs signed by the server's Ed25519 key (jose, alg EdDSA). Claims: `sub`
  * (who), `ns` (namespace names, or "*" for all), `deploy` (may manage worker deployments),
- * `worker` (may connect as a worker), `iat`, `exp`, `iss` = "skein". Verification checks the
+ * `worker` (may connect as a worker), `iat`, `exp`, `iss` = "skein", and `node` (the node id
+ * of a cluster node's own credential, which only node-credential.ts issues: `issueToken`
+ * cannot set it, so no `skein token issue` bearer holds it). Verification checks the
  * signature, issuer and expiry, then decodes the claims with the decoding core, so past this
  * module a Principal is typed and trusted. Every failure is one `unauthenticated` refusal.
  */
@@ -31,6 +33,8 @@ export interface Principal {
   readonly namespaces: "*" | ReadonlySet<string>;
   readonly deploy: boolean;
   readonly worker: boolean;
+  /** The cluster node this credential belongs to (node-credential.ts); else undefined. */
+  readonly node: string | undefined;
   /** Expiry, in seconds since the epoch. */
   readonly expiresAt: number;
 }
@@ -47,12 +51,34 @@ export interface TokenRequest {
   readonly ttlSeconds: number;
 }
 
-export async function issueToken(key: KeyObject, request: TokenRequest): Promise<string> {
+export function issueToken(key: KeyObject, request: TokenRequest): Promise<string> {
+  return sign(key, request, undefined);
+}
+
+/**
+ * A cluster node's own credential: the `node` claim and no grant at all, so it is good for
+ * node-to-node routes only (node-credential.ts mints and renews it). `skein token issue` goes
+ * through `issueToken`, which cannot set the claim.
+ */
+export function issueNodeToken(
+  key: KeyObject,
+  nodeId: string,
+  ttlSeconds: number,
+): Promise<string> {
+  return sign(key, { subject: `node:${nodeId}`, namespaces: [], ttlSeconds }, nodeId);
+}
+
+async function sign(
+  key: KeyObject,
+  request: TokenRequest,
+  node: string | undefined,
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({
     ns: request.namespaces === "*" ? "*" : [...request.namespaces],
     deploy: request.deploy ?? false,
     worker: request.worker ?? false,
+    ...(node === undefined ? {} : { node }),
   })
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
     .setIssuer(ISSUER)
@@ -80,6 +106,7 @@ const claims = object({
   ns: namespaceGrant(),
   deploy: withDefault(boolean(), false),
   worker: withDefault(boolean(), false),
+  node: optional(string({ minBytes: 1 })),
   iat: optional(u64()),
   exp: u64(),
 });
@@ -106,6 +133,7 @@ export function createVerifier(publicKey: KeyObject): TokenVerifier {
         namespaces: c.ns === "*" ? "*" : new Set(c.ns),
         deploy: c.deploy,
         worker: c.worker,
+        node: c.node,
         expiresAt: Number(c.exp),
       };
     } catch (error) {

@@ -11,8 +11,8 @@
  * Timeouts and retries stay with the owner's engine. When no node takes the offer it waits in
  * the owner's own matcher, as on a single node.
  *
- * Node-to-node calls carry a short-lived bearer the node issues with the cluster's shared
- * signing key; the relay routes accept only a bearer of every namespace.
+ * Node-to-node calls carry the node's own credential (auth/node-credential.ts); the relay
+ * routes accept nothing else (403), whatever grants another bearer holds.
  */
 
 import type { FastifyInstance } from "fastify";
@@ -26,7 +26,6 @@ import type {
   ResultContext,
   TaskOffer,
 } from "../engine/dispatcher.ts";
-import { forbidden, principalOf } from "../http/auth.ts";
 import type { ShardOwner } from "./lease-manager.ts";
 
 /** Attempts relayed at once, each way; past it an offer waits in the owner's matcher. */
@@ -41,7 +40,7 @@ export const RELAY_RETRY_BATCH = 64;
 export interface RelayRoles {
   readonly nodeId: () => string | undefined;
   readonly peers: () => readonly ShardOwner[];
-  /** A bearer for node-to-node calls. */
+  /** This node's credential for node-to-node calls. */
   readonly token: () => Promise<string>;
   /** This node's dispatcher (its matcher, with the agent transport beside it). */
   readonly local: Dispatcher;
@@ -92,8 +91,8 @@ export class TaskRelay {
   readonly #r: RelayRoles;
   /** Owner side: attempts relayed, and the node that took each. */
   readonly #sentTo = new Map<string, { peer: ShardOwner; task: TaskOffer }>();
-  /** Worker side: attempts taken for another node, and that node's id. */
-  readonly #takenFor = new Map<string, string>();
+  /** Worker side: attempts taken for another node, that node's id and the run's workflow. */
+  readonly #takenFor = new Map<string, { owner: string; workflowId: string }>();
   /** Owner side: offers no node took, waiting in this node's matcher, tried again later. */
   readonly #parked = new Map<string, TaskOffer>();
   #retry: NodeJS.Timeout | undefined;
@@ -229,6 +228,16 @@ export class TaskRelay {
     this.#schedule();
   }
 
+  /**
+   * Worker side: the workflow of an attempt taken here for another node. This node's engine
+   * does not run that run, so the agent transport learns from here that a worker announcing
+   * the attempt names its true workflow (agents/hub.ts), and so takes its announcement, and
+   * every node can list, read and steer it.
+   */
+  workflowOfTaken(ref: AttemptRef): string | undefined {
+    return this.#takenFor.get(attemptKey(ref))?.workflowId;
+  }
+
   /** Worker side: what this node's workers report about attempts taken for another node. */
   foreign(): MatcherEvents {
     // A result is acknowledged to its worker only once the owner has recorded it; when the
@@ -241,7 +250,7 @@ export class TaskRelay {
     ): Promise<void> => {
       const byOwner = new Map<string, AttemptRef[]>();
       for (const r of refs) {
-        const owner = this.#takenFor.get(attemptKey(r));
+        const owner = this.#takenFor.get(attemptKey(r))?.owner;
         if (owner !== undefined) byOwner.set(owner, [...(byOwner.get(owner) ?? []), r]);
       }
       const settles = type === "completed" || type === "failed";
@@ -275,16 +284,14 @@ export class TaskRelay {
 
   /** The relay routes (node to node). */
   routes(app: FastifyInstance): void {
-    const nodeOnly = (principal: { namespaces: unknown }) => {
-      if (principal.namespaces !== "*") forbidden("cluster relay calls are node to node");
-    };
-    app.post("/cluster/relay/offer", async (request) => {
-      nodeOnly(principalOf(request));
+    // The auth hook admits only a node credential to these (`nodeToNode`).
+    const config = { nodeToNode: true };
+    app.post("/cluster/relay/offer", { config }, async (request) => {
       const { owner, task } = offerBody.run(request.body, undefined);
       if (!this.#r.serves(task.namespace, task.taskQueue) || this.#takenFor.size >= MAX_RELAYED) {
         return { placed: null };
       }
-      this.#takenFor.set(attemptKey(task.ref), owner);
+      this.#takenFor.set(attemptKey(task.ref), { owner, workflowId: task.workflowId });
       let placed: OfferOutcome;
       try {
         placed = this.#r.local.offer(task);
@@ -295,15 +302,13 @@ export class TaskRelay {
       }
       return { placed };
     });
-    app.post("/cluster/relay/release", async (request) => {
-      nodeOnly(principalOf(request));
+    app.post("/cluster/relay/release", { config }, async (request) => {
       const body = releaseBody.run(request.body, undefined);
       this.#takenFor.delete(attemptKey(body.ref));
       this.#r.local.release(body.ref, body.reason);
       return { released: true };
     });
-    app.post("/cluster/relay/event", async (request) => {
-      nodeOnly(principalOf(request));
+    app.post("/cluster/relay/event", { config }, async (request) => {
       const e = eventBody.run(request.body, undefined);
       const events = this.#r.events();
       const [first] = e.refs;
@@ -344,18 +349,4 @@ export class TaskRelay {
       return undefined;
     }
   }
-}
-
-/** A bearer for node-to-node calls, issued with the cluster's key and reused for a while. */
-export function nodeToken(
-  issue: (subject: string, ttlSeconds: number) => Promise<string>,
-  nodeId: string,
-): () => Promise<string> {
-  let cached: { token: Promise<string>; at: number } | undefined;
-  return () => {
-    if (cached === undefined || Date.now() - cached.at > 300_000) {
-      cached = { token: issue(`node:${nodeId}`, 600), at: Date.now() };
-    }
-    return cached.token;
-  };
 }

@@ -2,11 +2,14 @@
  * Bearer authentication for every route except those whose config says `public: true`
  * (only `/health`). It runs on `onRequest`, before the body is read, so an unauthenticated
  * caller cannot make the server parse anything. A missing, malformed, expired or foreign
- * bearer is 401 `unauthenticated`; routes then check grants and answer 403 `forbidden`.
+ * bearer is 401 `unauthenticated`; routes then check grants and answer 403 `forbidden`. A
+ * route whose config says `nodeToNode: true` takes only a cluster node's credential (any
+ * other bearer, whatever its grants, is 403 here, before its body is read).
  */
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { bearerToken } from "../auth/bearer.ts";
+import { requireNode } from "../auth/node-credential.ts";
 import type { Principal, TokenVerifier } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 
@@ -14,6 +17,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** A route anyone may call without a bearer. */
     public?: boolean;
+    /** A route only cluster nodes call (auth/node-credential.ts). */
+    nodeToNode?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -33,6 +38,7 @@ export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
       throw workflowError("unauthenticated", "authorization must be Bearer <token>");
     }
     request.principal = await verify(token);
+    if (request.routeOptions.config?.nodeToNode === true) requireNode(request.principal);
   });
 }
 

@@ -90,7 +90,7 @@ async function harness(limits: Partial<AgentLimits> = {}): Promise<Harness> {
   hub.authorize(
     matcherAuthority(
       endpoint.matcher,
-      (runId) => held.find((t) => t.ref.run_id === runId)?.workflowId,
+      (ref) => held.find((t) => t.ref.run_id === ref.run_id)?.workflowId,
     ),
   );
   const server: Server = createServer();

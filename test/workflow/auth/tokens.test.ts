@@ -6,6 +6,7 @@ import { SkeinError } from "../../../src/common/errors.ts";
 import {
   canAccessNamespace,
   createVerifier,
+  issueNodeToken,
   issueToken,
 } from "../../../src/workflow/auth/tokens.ts";
 
@@ -37,6 +38,24 @@ describe("bearer tokens", () => {
     );
     assert.equal(p.namespaces, "*");
     assert.equal(canAccessNamespace(p, "anything"), true);
+  });
+
+  test("a node credential names its node and grants nothing; an issued token names no node", async () => {
+    const node = await verify(await issueNodeToken(privateKey, "n1", 60));
+    assert.deepEqual(
+      [node.node, node.subject, node.namespaces, node.deploy, node.worker],
+      ["n1", "node:n1", new Set(), false, false],
+    );
+    const all = await verify(
+      await issueToken(privateKey, {
+        subject: "node:n1",
+        namespaces: "*",
+        deploy: true,
+        worker: true,
+        ttlSeconds: 60,
+      }),
+    );
+    assert.equal(all.node, undefined);
   });
 
   const sign = (claims: Record<string, unknown>, header: Record<string, string> = {}) =>

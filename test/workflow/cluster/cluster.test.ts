@@ -4,15 +4,13 @@
 // it resumes, and a joining node takes its shards from the others.
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { startScriptedModel } from "../../../src/testing/scripted-model.ts";
 import { loadSigningKey } from "../../../src/workflow/auth/keys.ts";
-import { issueToken } from "../../../src/workflow/auth/tokens.ts";
+import { issueNodeToken } from "../../../src/workflow/auth/tokens.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { postgresRequired } from "../../support/postgres.ts";
-import { spawnWorker, writeJson } from "../../support/worker-endpoint.ts";
 import { call } from "../support/server.ts";
 import { type ClusterFixture, clusterFixture, startRun, until } from "./nodes.ts";
 
@@ -286,34 +284,8 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       body: { definition },
     });
     assert.equal(registered.status, 200);
-    const tokenFile = join(cluster.dir, "agent.token");
-    await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-    const doc = await writeJson(cluster.dir, "agents.json", {
-      name: "agents",
-      task_queue: "agents",
-      actions: {
-        assistant: { agent: { base_url: model.url, model: "scripted", max_turns: 5 } },
-        echo: {
-          description: "echoes",
-          exec: { command: [process.execPath, "-e", "process.stdin.pipe(process.stdout)"] },
-        },
-      },
-    });
     // The agent worker (and so its agent-transport connection) is at node a only.
-    const worker = spawnWorker([
-      "agent",
-      doc,
-      "--endpoint",
-      a.grpc!,
-      "--token-file",
-      tokenFile,
-      "--namespace",
-      "home",
-    ]);
-    t.after(async () => {
-      worker.kill("SIGKILL");
-      await worker.exited;
-    });
+    await cluster.agentWorker(0, model.url);
     model.push(
       { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 1500 },
       { content: "ok" },
@@ -470,21 +442,14 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
       assert.equal(await ended(b.url, token, run.id), "Completed");
       assert.deepEqual(completedIds(await history(c.url, token, run.id)), [1, 2]);
     }
-    // The relay routes are node to node: a bearer of one namespace is refused, and a body
-    // that is not an offer is a 400.
+    // The relay routes are node to node: the admin bearer is refused (node-credential.test.ts
+    // tries every other), and a node credential's body that is not an offer is a 400.
     const key = await loadSigningKey(join(cluster.dir, "n0", "data"));
-    const narrow = await issueToken(key.privateKey, {
-      subject: "someone",
-      namespaces: ["home"],
-      ttlSeconds: 60,
-    });
+    const node = await issueNodeToken(key.privateKey, "n1", 60);
     const offer = { owner: "n1", task: { nonsense: true } };
-    const refused = await call(a.url, "POST", "/cluster/relay/offer", {
-      token: narrow,
-      body: offer,
-    });
+    const refused = await call(a.url, "POST", "/cluster/relay/offer", { token, body: offer });
     assert.equal(refused.status, 403);
-    const bad = await call(a.url, "POST", "/cluster/relay/offer", { token, body: offer });
+    const bad = await call(a.url, "POST", "/cluster/relay/offer", { token: node, body: offer });
     assert.equal(bad.status, 400);
     const effects = await cluster.effects();
     for (const run of started) {

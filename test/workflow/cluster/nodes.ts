@@ -18,7 +18,7 @@ import pg from "pg";
 import { signingKeyPath } from "../../../src/workflow/auth/keys.ts";
 import { desiredOwners } from "../../../src/workflow/cluster/rendezvous.ts";
 import { freshSchema, POSTGRES_URL } from "../../support/postgres.ts";
-import { spawnWorker, type WorkerProcess } from "../../support/worker-endpoint.ts";
+import { spawnWorker, type WorkerProcess, writeJson } from "../../support/worker-endpoint.ts";
 import {
   type Answer,
   adminToken,
@@ -61,6 +61,16 @@ export interface ClusterFixture {
    * returned once node `i` lists it on that queue (POST /task-queues/describe).
    */
   worker(i: number, tag: string): Promise<WorkerProcess>;
+  /**
+   * An `agent` worker (`agents`) on queue `agents` of namespace home at node `i`, and so its
+   * agent-transport connection: action `assistant` asks the model at `modelUrl`, advertising
+   * `capabilities` (default: all), with the exec tool `echo`; returned once node `i` lists it.
+   */
+  agentWorker(
+    i: number,
+    modelUrl: string,
+    capabilities?: readonly string[],
+  ): Promise<WorkerProcess>;
   /**
    * Waits until the shards are where rendezvous hashing over the running nodes puts them
    * and every running node serves exactly the shards it leases (no handover under way).
@@ -112,6 +122,37 @@ export async function clusterFixture(
     );
     return file;
   };
+  // Starts a worker of namespace home at node i; returns once node i lists it on its queue.
+  const connect = async (
+    i: number,
+    w: { kind: string; document: string; token: string; queue: string; name: string },
+    more: readonly string[] = [],
+    env: Record<string, string> = {},
+  ) => {
+    const { queue, name } = w;
+    const worker = spawnWorker(
+      [w.kind, w.document, "--endpoint", nodes[i]!.grpc!, "--token-file", w.token].concat(
+        ["--namespace", "home"],
+        more,
+      ),
+      env,
+    );
+    workers.push(worker);
+    const url = nodes[i]!.url;
+    const bearer = await fixture.token();
+    await until(`${name} to be listed by n${i}`, async () => {
+      if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
+        throw new Error(`worker ${name} exited before connecting:\n${worker.stderr()}`);
+      }
+      const r = await call(url, "POST", "/task-queues/describe", {
+        token: bearer,
+        body: { namespace: "home", task_queue: queue },
+      });
+      const names = r.status === 200 ? (r.body.workers as { name: string }[]) : [];
+      return names.some((w) => w.name === name) ? true : undefined;
+    });
+    return worker;
+  };
   const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
     (await admin.query<R>(text, values)).rows;
   const fixture: ClusterFixture = {
@@ -143,16 +184,10 @@ export async function clusterFixture(
     },
     worker: async (i, tag) => {
       const { document, token } = await fixture.workerFiles(tag);
-      const worker = spawnWorker(
+      return connect(
+        i,
+        { kind: "module", document, token, queue: "q", name: `w-${tag}` },
         [
-          "module",
-          document,
-          "--endpoint",
-          nodes[i]!.grpc!,
-          "--token-file",
-          token,
-          "--namespace",
-          "home",
           "--concurrency",
           "64",
           "--reconnect-initial-backoff",
@@ -162,21 +197,23 @@ export async function clusterFixture(
         ],
         { SKEIN_TEST_EFFECTS: effectsFile, SKEIN_TEST_WORKER_TAG: tag },
       );
-      workers.push(worker);
-      const url = nodes[i]!.url;
-      const bearer = await fixture.token();
-      await until(`w-${tag} to be listed by n${i}`, async () => {
-        if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
-          throw new Error(`worker w-${tag} exited before connecting:\n${worker.stderr()}`);
-        }
-        const r = await call(url, "POST", "/task-queues/describe", {
-          token: bearer,
-          body: { namespace: "home", task_queue: "q" },
-        });
-        const names = r.status === 200 ? (r.body.workers as { name: string }[]) : [];
-        return names.some((w) => w.name === `w-${tag}`) ? true : undefined;
+    },
+    agentWorker: async (i, modelUrl, capabilities) => {
+      const { token } = await fixture.workerFiles(`agents-${i}`);
+      const agent = { base_url: modelUrl, model: "scripted", max_turns: 5 };
+      const document = await writeJson(join(dir, `w-agents-${i}`), "agents.json", {
+        name: "agents",
+        task_queue: "agents",
+        actions: {
+          assistant: { agent: capabilities === undefined ? agent : { ...agent, capabilities } },
+          echo: {
+            description: "echoes",
+            exec: { command: [process.execPath, "-e", "process.stdin.pipe(process.stdout)"] },
+          },
+        },
       });
-      return worker;
+      const agents = { kind: "agent", document, token, queue: "agents", name: "agents" };
+      return connect(i, agents);
     },
     settled: async () => {
       const running = nodes.flatMap((n, i) =>
