@@ -13,6 +13,21 @@
  * A creating verb is decided on the container it creates in (a new collection does not exist
  * at the IdP until it is placed). A verb missing from the table is denied: every act is
  * decided, and a verb added without a row here is refused, never allowed.
+ *
+ * Refs: a ref (a version, `from`, `to`, `before`, `from_version`) reads the branch it names
+ * (a tag the branch it was taken on; `tagRefsAsBranches` rewrites tags before the decision).
+ * Every verb names in `reads` each branch its refs read other than the one it acts on, and
+ * the gate decides `READ_ACTION` on it (the whole branch) in the same batch as the verb's
+ * own act: no ref reaches into a branch the caller may not read, whatever the verb's own
+ * action allows (a revert writes one branch and reads another). A ref into the request's own
+ * branch adds nothing: the verb's own decision is on that branch.
+ *
+ * Scopes: a page-filtered verb over records also names its `scope`, the resources that cover
+ * every record its page can hold (the branch, or the records under the request's prefix; by
+ * the contract's decision rule a grant covering the branch or a prefix covers every record
+ * under it). A caller allowed the whole scope sees the page as it is; any other caller is a
+ * partial reader, whose denied rows are left out and counted only where the caller did not
+ * choose the range (`narrows`): see docs/identity.md, "What a page-filtered verb reveals".
  */
 
 export interface Resource {
@@ -66,21 +81,47 @@ export interface ActArgs {
   /** history.list's ref: the history listed is the request's branch, older than it. */
   readonly before?: number | string;
   readonly into?: string;
+  /** branches.create's source: `from_version` is a ref, `from_branch` the branch it reads by number. */
+  readonly from_version?: number | string;
+  readonly prefix?: string;
   readonly key?: string;
   readonly keys?: readonly string[];
   readonly records?: readonly { key: string }[];
 }
 
+/**
+ * The action a ref's branch is decided with when the verb's own action is not a read: what a
+ * merge, a revert or a new branch takes from the version is its records, every one of them.
+ */
+export const READ_ACTION = "document.list";
+
 /** A page field of rows and, for each row, the resources that must all be allowed. */
 export interface RowsRule {
   readonly field: string;
   resources(database: string, args: ActArgs, row: Record<string, unknown>): Resource[];
+  /** Resources covering every row the page can hold (absent: each row is decided alone). */
+  scope?(database: string, args: ActArgs): Resource[];
+  /**
+   * Whether the request chose what it examines (a prefix, a position in clear, a question):
+   * denied counts over a range the caller chose answer questions about keys it may not read,
+   * so a partial reader is refused such a request.
+   */
+  narrows?(args: ActArgs, chosenPosition: boolean): boolean;
+  /**
+   * A search's ranking statistics (BM25's term and length counts) span the branch: unless
+   * the caller may read this resource, it ranks among the records of its scope only.
+   */
+  statistics?(database: string, args: ActArgs): Resource;
 }
 
-export type Act =
+/** Branches a verb reads through its refs besides the one it acts on, decided `READ_ACTION`. */
+type Reads = (args: ActArgs) => string[];
+
+export type Act = (
   | { readonly kind: "one"; resource(database: string, args: ActArgs): Resource }
   | { readonly kind: "each"; resources(database: string, args: ActArgs): Resource[] }
-  | ({ readonly kind: "rows" } & RowsRule);
+  | ({ readonly kind: "rows" } & RowsRule)
+) & { readonly reads?: Reads };
 
 const db = (d: string) => databaseResource(d);
 const coll = (d: string, a: ActArgs) => collectionResource(d, a.collection!);
@@ -97,6 +138,18 @@ const refBranch = (ref: number | string | undefined, fallback: string): string =
 const readBranch = (a: ActArgs) => refBranch(a.version, a.branch ?? "main");
 const readRecord = (d: string, a: ActArgs, key: string) =>
   recordResource(d, a.collection!, readBranch(a), key);
+/**
+ * What a read at the request's ref ranges over: the records under its prefix (a key cannot
+ * hold NUL, so such a prefix is decided as the whole branch), or the whole branch.
+ */
+const readScope = (d: string, a: ActArgs): Resource =>
+  a.prefix !== undefined && a.prefix !== "" && !a.prefix.includes("\0")
+    ? readRecord(d, a, a.prefix)
+    : branchResource(d, a.collection!, readBranch(a));
+/** The ref's branch when it is not `own` (a ref of the request's own branch adds nothing). */
+const otherThan = (own: string, read: string): string[] => (read === own ? [] : [read]);
+/** The branch a read verb's `version` names, when it is not the request's own. */
+const versionReads: Reads = (a) => otherThan(a.branch ?? "main", readBranch(a));
 
 export const ACTS: Readonly<Record<string, Act>> = {
   "collections.list": {
@@ -111,17 +164,21 @@ export const ACTS: Readonly<Record<string, Act>> = {
     field: "rows",
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.name))],
   },
-  "branches.create": { kind: "one", resource: coll },
+  // Made in the collection, holding every record of the version its source ref names.
+  "branches.create": {
+    kind: "one",
+    resource: coll,
+    reads: (a) => [refBranch(a.from_version, a.from_branch ?? "main")],
+  },
   "branches.delete": { kind: "one", resource: branch },
   "branches.merge": {
     kind: "each",
     // Writes `into`; reads the branch `from` names.
-    resources: (d, a) => [
-      branchResource(d, a.collection!, a.into!),
-      branchResource(d, a.collection!, refBranch(a.from, a.into!)),
-    ],
+    resources: (d, a) => [branchResource(d, a.collection!, a.into!)],
+    reads: (a) => otherThan(a.into!, refBranch(a.from, a.into!)),
   },
-  "branches.revert": { kind: "one", resource: branch },
+  // Writes the branch; its changes are read from the version `version` names.
+  "branches.revert": { kind: "one", resource: branch, reads: versionReads },
   "tags.create": {
     kind: "one",
     resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),
@@ -132,7 +189,11 @@ export const ACTS: Readonly<Record<string, Act>> = {
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.branch))],
   },
   "tags.delete": { kind: "one", resource: coll },
-  "document.get": { kind: "one", resource: (d, a) => readRecord(d, a, a.key!) },
+  "document.get": {
+    kind: "one",
+    resource: (d, a) => readRecord(d, a, a.key!),
+    reads: versionReads,
+  },
   "document.put": {
     kind: "each",
     resources: (d, a) => (a.records?.map((r) => r.key) ?? [a.key!]).map((k) => record(d, a, k)),
@@ -146,6 +207,9 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [readRecord(d, a, String(row.key))],
+    scope: (d, a) => [readScope(d, a)],
+    narrows: (a, chosen) => chosen || (a.prefix !== undefined && a.prefix !== ""),
+    reads: versionReads,
   },
   // The branch listed, and the one `before` names (its version bounds the page: a read).
   "history.list": {
@@ -170,18 +234,33 @@ export const ACTS: Readonly<Record<string, Act>> = {
       const to = recordResource(d, a.collection!, toBranch, key);
       return from === toBranch ? [to] : [to, recordResource(d, a.collection!, from, key)];
     },
+    scope: (d, a) => {
+      const to = refBranch(a.to, a.branch ?? "main");
+      const from = refBranch(a.from, a.from_branch ?? a.branch ?? "main");
+      return [to, ...otherThan(to, from)].map((b) => branchResource(d, a.collection!, b));
+    },
+    // The versions compared are the caller's choice, but they select commits, not keys.
+    narrows: (_a, chosen) => chosen,
+    // `from_branch` names the branch the `from` side is read on, as a ref would.
+    reads: (a) => {
+      const own = a.branch ?? "main";
+      const to = refBranch(a.to, own);
+      const from = refBranch(a.from, a.from_branch ?? own);
+      return [...new Set([...otherThan(own, to), ...otherThan(own, from)])];
+    },
   },
   "store.stats": { kind: "one", resource: db },
   // A backup copies every record of the database.
   "store.backup": { kind: "one", resource: db },
   // A query's outputs are derived from many records and cannot be filtered row by row, so
-  // it needs read on the whole branch.
-  "query.run": { kind: "one", resource: (d, a) => branchResource(d, a.collection!, readBranch(a)) },
+  // it needs read on every record it ranges over: the branch, or the records under its prefix.
+  "query.run": { kind: "one", resource: readScope, reads: versionReads },
   // Texts given in the request are not records: embedding them is an act on the database.
   "embed.texts": { kind: "one", resource: db },
   // Binding a field changes the collection; its status and vectors are read on it.
   "embed.enable": { kind: "one", resource: coll },
   "embed.status": { kind: "one", resource: coll },
+  // Already decided on the whole branch its `version` reads.
   "embed.vectors": {
     kind: "one",
     resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),
@@ -192,6 +271,11 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [readRecord(d, a, String(row.key))],
+    scope: (d, a) => [readScope(d, a)],
+    // The question chooses the records ranked: a partial reader searches a prefix it reads whole.
+    narrows: () => true,
+    statistics: (d, a) => branchResource(d, a.collection!, readBranch(a)),
+    reads: versionReads,
   },
 };
 
@@ -206,7 +290,7 @@ export function tagRefsAsBranches(
 ): ActArgs {
   if (args.collection === undefined) return args;
   let out = args;
-  for (const field of ["version", "from", "to", "before"] as const) {
+  for (const field of ["version", "from", "to", "before", "from_version"] as const) {
     const ref = args[field];
     if (typeof ref !== "string" || ref.includes("@")) continue;
     const branch = tagBranch(args.collection, ref);

@@ -21,6 +21,12 @@ export const EVALUATIONS_PER_REQUEST = 1_000;
 
 export type Semantic = "execute_all" | "deny_on_first_deny";
 
+/** One question of a batch: an action on a resource (AuthZEN lets each item name its own). */
+export interface Question {
+  readonly action: string;
+  readonly resource: Resource;
+}
+
 export interface Endpoints {
   readonly evaluation: URL;
   readonly evaluations: URL;
@@ -50,46 +56,60 @@ export class Evaluator {
    * One decision per resource, in order. With `deny_on_first_deny` the answer may stop at the
    * first denial; the missing decisions are denials.
    */
-  async decideMany(
+  decideMany(
     principal: Principal,
     action: string,
     resources: readonly Resource[],
     semantic: Semantic,
   ): Promise<boolean[]> {
-    if (resources.length === 0) return [];
+    return this.ask(
+      principal,
+      resources.map((resource) => ({ action, resource })),
+      semantic,
+    );
+  }
+
+  /** `decideMany` with an action per question (a verb's own act and the reads of its refs). */
+  async ask(
+    principal: Principal,
+    questions: readonly Question[],
+    semantic: Semantic,
+  ): Promise<boolean[]> {
+    if (questions.length === 0) return [];
     const parts: Promise<boolean[]>[] = [];
-    for (let at = 0; at < resources.length; at += EVALUATIONS_PER_REQUEST) {
-      const part = resources.slice(at, at + EVALUATIONS_PER_REQUEST);
-      parts.push(this.#batch(principal, action, part, semantic));
+    for (let at = 0; at < questions.length; at += EVALUATIONS_PER_REQUEST) {
+      const part = questions.slice(at, at + EVALUATIONS_PER_REQUEST);
+      parts.push(this.#batch(principal, part, semantic));
     }
     return (await Promise.all(parts)).flat();
   }
 
   async #batch(
     principal: Principal,
-    action: string,
-    resources: readonly Resource[],
+    questions: readonly Question[],
     semantic: Semantic,
   ): Promise<boolean[]> {
     const body = {
       subject: principal.subject,
-      action: { name: action },
       context: {},
-      evaluations: resources.map((resource) => ({ resource })),
+      evaluations: questions.map(({ action, resource }) => ({
+        action: { name: action },
+        resource,
+      })),
       options: { evaluations_semantic: semantic },
     };
     const answer = (await this.#ask(principal, this.#endpoints.evaluations, body)) as {
       evaluations?: unknown;
     };
     const list = answer?.evaluations;
-    if (!Array.isArray(list) || list.length > resources.length) throw malformed();
-    const decisions = resources.map((_, i) => {
+    if (!Array.isArray(list) || list.length > questions.length) throw malformed();
+    const decisions = questions.map((_, i) => {
       const item = list[i] as { decision?: unknown } | undefined;
       if (item === undefined) return false;
       if (typeof item?.decision !== "boolean") throw malformed();
       return item.decision;
     });
-    if (semantic === "execute_all" && list.length !== resources.length) throw malformed();
+    if (semantic === "execute_all" && list.length !== questions.length) throw malformed();
     return decisions;
   }
 

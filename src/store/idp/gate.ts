@@ -9,11 +9,19 @@
  */
 
 import { storeError } from "../errors.ts";
-import { ACTS, type Act, type ActArgs, branchResource, collectionResource } from "./acts.ts";
-import type { Evaluator } from "./evaluation.ts";
+import {
+  ACTS,
+  type Act,
+  type ActArgs,
+  branchResource,
+  collectionResource,
+  READ_ACTION,
+  type Resource,
+} from "./acts.ts";
+import type { Evaluator, Question } from "./evaluation.ts";
 import type { PassVerifier, Principal } from "./passes.ts";
 import type { Placement } from "./placement.ts";
-import { PagePositions } from "./positions.ts";
+import { type Opened, PagePositions } from "./positions.ts";
 
 /** What to do with the verb's answer once it ran. */
 export interface Admission {
@@ -21,6 +29,15 @@ export interface Admission {
   readonly onResult?: (result: unknown) => Promise<unknown>;
   /** Runs before a refusal of the verb is sent (undoes a placement made for it). */
   readonly onRefusal?: () => Promise<void>;
+  /** The caller may not read the whole branch: a search ranks within its scope only. */
+  readonly isolated?: boolean;
+}
+
+/** The request as it came, and whether it chose its own position (positions.ts). */
+export interface Sent {
+  /** The raw args, as sent: what a sealed position is bound to. */
+  readonly raw: unknown;
+  readonly chosen: boolean;
 }
 
 const NOTHING: Admission = {};
@@ -55,11 +72,11 @@ export class IdpGate {
    * A request's raw args with the sealed page position it continues from opened (positions.ts):
    * run before the args are decoded, since a sealed position is not a name or a key.
    */
-  openPosition(verb: string, args: unknown): unknown {
+  openPosition(verb: string, args: unknown): Opened {
     return this.#positions.open(verb, args);
   }
 
-  async admit(principal: Principal, verb: string, args: ActArgs): Promise<Admission> {
+  async admit(principal: Principal, verb: string, args: ActArgs, sent: Sent): Promise<Admission> {
     if (Date.now() >= principal.expiresAt) {
       throw storeError("pass_expired", "the pass has expired since hello; connect with a new one");
     }
@@ -68,24 +85,75 @@ export class IdpGate {
       throw storeError("permission_denied", `${verb} has no identity-provider decision`);
     }
     const { database, evaluator } = this.#parts;
-    if (act.kind === "rows") {
-      return { onResult: (result) => this.#filter(principal, verb, act, args, result) };
-    }
-    if (act.kind === "one") {
-      const allowed = await evaluator.decide(principal, verb, act.resource(database, args));
-      if (!allowed) throw storeError("permission_denied", `${verb} is not allowed`);
-    } else {
-      const resources = act.resources(database, args);
-      const decisions = await evaluator.decideMany(
-        principal,
-        verb,
-        resources,
-        "deny_on_first_deny",
-      );
-      if (decisions.some((d) => !d))
-        throw storeError("permission_denied", `${verb} is not allowed`);
+    // The branches the verb's refs read are decided read, in the same request as its own act.
+    const reads: Question[] = (act.reads?.(args) ?? []).map((b) => ({
+      action: READ_ACTION,
+      resource: branchResource(database, args.collection!, b),
+    }));
+    if (act.kind === "rows") return this.#page(principal, verb, act, args, sent, reads);
+    const own = act.kind === "one" ? [act.resource(database, args)] : act.resources(database, args);
+    const questions = [...own.map((resource) => ({ action: verb, resource })), ...reads];
+    const decisions =
+      questions.length === 1
+        ? [await evaluator.decide(principal, verb, own[0]!)]
+        : await evaluator.ask(principal, questions, "deny_on_first_deny");
+    if (decisions.length < questions.length || decisions.some((d) => !d)) {
+      throw storeError("permission_denied", `${verb} is not allowed`);
     }
     return this.#placed(verb, args);
+  }
+
+  /**
+   * A page-filtered verb. With a scope (record verbs), the scope is decided first: a caller
+   * allowed all of it is shown the page whole (the contract's rule covers every record of the
+   * scope, so no row is asked about); any other caller is a partial reader, refused when the
+   * request chose its own range, else shown the rows it may read with the others counted.
+   */
+  async #page(
+    principal: Principal,
+    verb: string,
+    act: Extract<Act, { kind: "rows" }>,
+    args: ActArgs,
+    sent: Sent,
+    reads: readonly Question[],
+  ): Promise<Admission> {
+    const filter: Admission = {
+      onResult: (result) => this.#filter(principal, verb, act, args, sent.raw, result),
+    };
+    if (act.scope === undefined && reads.length === 0) return filter;
+    const { database, evaluator } = this.#parts;
+    const scope = act.scope?.(database, args) ?? [];
+    const statistics = act.statistics?.(database, args);
+    const asked: Resource[] =
+      statistics === undefined ||
+      scope.some((r) => r.type === statistics.type && r.id === statistics.id)
+        ? scope
+        : [...scope, statistics];
+    // One request: the reads of the refs, the scope, and the statistics' branch.
+    const decisions = await evaluator.ask(
+      principal,
+      [...reads, ...asked.map((resource) => ({ action: verb, resource }))],
+      "execute_all",
+    );
+    if (decisions.slice(0, reads.length).some((d) => !d)) {
+      throw storeError("permission_denied", `${verb} is not allowed`);
+    }
+    const own = decisions.slice(reads.length);
+    if (act.scope !== undefined && own.slice(0, scope.length).every((d) => d)) {
+      return {
+        isolated: asked.length > scope.length && own[scope.length] !== true,
+        onResult: async (result) =>
+          this.#positions.seal(verb, sent.raw, { ...(result as object), denied: 0 }),
+      };
+    }
+    if (act.narrows?.(args, sent.chosen) === true) {
+      throw storeError(
+        "permission_denied",
+        `${verb} ranges over records this pass may not read: name a prefix it may read whole, ` +
+          "and continue only from the positions the store gave",
+      );
+    }
+    return filter;
   }
 
   close(): void {
@@ -103,6 +171,7 @@ export class IdpGate {
     verb: string,
     act: Extract<Act, { kind: "rows" }>,
     args: ActArgs,
+    raw: unknown,
     result: unknown,
   ): Promise<unknown> {
     const page = result as Record<string, unknown>;
@@ -123,7 +192,7 @@ export class IdpGate {
     });
     // The position continues after the last row examined, which may be denied: sealed, so the
     // page names no row it left out, and the next page starts exactly where this one ended.
-    return this.#positions.seal(verb, {
+    return this.#positions.seal(verb, raw, {
       ...page,
       [act.field]: kept,
       denied: rows.length - kept.length,

@@ -7,19 +7,58 @@
  * it comes back as the next request's `after` or `cursor`, so paging stays exactly the
  * engine's (no row repeated or lost, `changes_scan_records` counted as before) while nothing
  * the caller can decode names a row it may not read.
+ *
+ * A position is bound to the request it continues (the verb and the arguments that choose the
+ * range: collection, branch, refs, prefix), not only to the verb: a position that could be
+ * given to another range would compare a denied key with keys the caller chose there.
  */
 
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { storeError } from "../errors.ts";
 
-/** Where each page-filtered verb returns its position, and the request field it comes back in. */
-const FIELDS: Readonly<Record<string, { readonly result: string; readonly request: string }>> = {
-  "collections.list": { result: "next", request: "after" },
-  "branches.list": { result: "next", request: "after" },
-  "tags.list": { result: "next", request: "after" },
-  "document.list": { result: "next", request: "after" },
-  "changes.list": { result: "cursor", request: "cursor" },
+/**
+ * Where each page-filtered verb returns its position, the request field it comes back in, and
+ * the request fields (with their defaults) that choose the range it is a position in.
+ */
+const FIELDS: Readonly<
+  Record<
+    string,
+    {
+      readonly result: string;
+      readonly request: string;
+      readonly range: Readonly<Record<string, unknown>>;
+    }
+  >
+> = {
+  "collections.list": { result: "next", request: "after", range: {} },
+  "branches.list": { result: "next", request: "after", range: { collection: null } },
+  "tags.list": { result: "next", request: "after", range: { collection: null } },
+  "document.list": {
+    result: "next",
+    request: "after",
+    range: { collection: null, branch: "main", version: null, prefix: "" },
+  },
+  "changes.list": {
+    result: "cursor",
+    request: "cursor",
+    range: { collection: null, branch: "main", from_branch: null, from: null, to: null },
+  },
 };
+
+/** The verb and its range's arguments as given (defaults filled in): a sealed box's AAD. */
+function boundTo(verb: string, args: unknown): Buffer {
+  const range = FIELDS[verb]?.range ?? {};
+  const given = (typeof args === "object" && args !== null ? args : {}) as Record<string, unknown>;
+  const values = Object.entries(range).map(([field, fallback]) => given[field] ?? fallback);
+  return Buffer.from(JSON.stringify([verb, ...values]));
+}
+
+/** A request's args with its sealed position opened, and whether it chose a position itself. */
+export interface Opened {
+  readonly args: unknown;
+  /** A position in clear, of the caller's own choosing (not one this store sealed). */
+  readonly chosen: boolean;
+}
 
 /**
  * A sealed position: `~` then base64url of nonce, tag and ciphertext. `~` is not a name
@@ -34,13 +73,13 @@ export class PagePositions {
   // Made per store process: a position sealed before a restart is refused `invalid_cursor`.
   readonly #key = randomBytes(32);
 
-  /** The page with its position (if any) sealed. */
-  seal(verb: string, page: Record<string, unknown>): Record<string, unknown> {
+  /** The page with its position (if any) sealed, for the request `args` (raw, as sent). */
+  seal(verb: string, args: unknown, page: Record<string, unknown>): Record<string, unknown> {
     const field = FIELDS[verb]?.result;
     if (field === undefined || typeof page[field] !== "string") return page;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.#key, nonce);
-    cipher.setAAD(Buffer.from(verb));
+    cipher.setAAD(boundTo(verb, args));
     const body = Buffer.concat([cipher.update(page[field] as string, "utf8"), cipher.final()]);
     const token = Buffer.concat([nonce, cipher.getAuthTag(), body]).toString("base64url");
     return { ...page, [field]: `~${token}` };
@@ -48,18 +87,21 @@ export class PagePositions {
 
   /**
    * The raw args with a sealed position opened; other args unchanged (a caller may still
-   * start after a position of its own choosing). A sealed position this store did not seal
-   * for this verb is `invalid_cursor`.
+   * start after a position of its own choosing, which the gate may refuse). A sealed position
+   * this store did not seal for this verb and range is `invalid_cursor`.
    */
-  open(verb: string, args: unknown): unknown {
+  open(verb: string, args: unknown): Opened {
     const field = FIELDS[verb]?.request;
-    if (field === undefined || typeof args !== "object" || args === null) return args;
+    if (field === undefined || typeof args !== "object" || args === null) {
+      return { args, chosen: false };
+    }
     const value = (args as Record<string, unknown>)[field];
-    if (typeof value !== "string" || !SEALED.test(value)) return args;
-    return { ...args, [field]: this.#opened(verb, value) };
+    if (value === undefined || value === null) return { args, chosen: false };
+    if (typeof value !== "string" || !SEALED.test(value)) return { args, chosen: true };
+    return { args: { ...args, [field]: this.#opened(verb, args, value) }, chosen: false };
   }
 
-  #opened(verb: string, token: string): string {
+  #opened(verb: string, args: unknown, token: string): string {
     const box = Buffer.from(token.slice(1), "base64url");
     try {
       const decipher = createDecipheriv(
@@ -67,7 +109,7 @@ export class PagePositions {
         this.#key,
         box.subarray(0, NONCE_BYTES),
       ).setAuthTag(box.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES));
-      decipher.setAAD(Buffer.from(verb));
+      decipher.setAAD(boundTo(verb, args));
       const plain = Buffer.concat([
         decipher.update(box.subarray(NONCE_BYTES + TAG_BYTES)),
         decipher.final(),
@@ -76,7 +118,7 @@ export class PagePositions {
     } catch {
       throw storeError(
         "invalid_cursor",
-        `the position was not issued to ${verb} by this store process; list again from the start`,
+        `the position was not issued to this ${verb} range by this store process; list again from the start`,
       );
     }
   }

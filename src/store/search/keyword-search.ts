@@ -33,6 +33,8 @@ export interface KeywordQuery {
   readonly branch: string;
   readonly text: string;
   readonly prefix?: string | undefined;
+  /** Statistics of the records under `prefix` only (service.ts's SearchArgs). */
+  readonly isolated?: boolean | undefined;
 }
 
 export class KeywordSearch {
@@ -70,17 +72,19 @@ export class KeywordSearch {
     depth: number,
   ): KeywordHit[] {
     const path = parseFieldPath(binding.field);
-    if (atHead) {
+    const isolated = query.isolated === true;
+    if (atHead && !isolated) {
       const index = this.#at(query, binding, version, path);
       return this.#keywords.search(index, query.text, depth, query.prefix);
     }
     // A past version (or exact): BM25 over that version's texts in a throwaway index. Every
     // record is indexed and the prefix applied after, so the scores are those an index of
-    // the version would give (term statistics over the whole branch).
+    // the version would give (term statistics over the whole branch). Isolated, only the
+    // records under the prefix are indexed: no other record's words reach the scores.
     const scratch = new KeywordIndexes(":memory:");
     try {
       const where = { collection: query.collection, branch: query.branch, version };
-      const texts = keywordTexts(this.#store, where, path);
+      const texts = keywordTexts(this.#store, where, path, isolated ? query.prefix : undefined);
       const index = scratch.rebuild(query.collection, query.branch, binding.field, version, texts);
       return scratch.search(index, query.text, depth, query.prefix);
     } finally {
@@ -211,8 +215,9 @@ function* keywordTexts(
   store: Store,
   where: { collection: string; branch: string; version: number },
   path: (string | number)[],
+  prefix?: string,
 ): Generator<{ key: string; text: string }> {
-  for (const { key, value } of dataRecords(store, where)) {
+  for (const { key, value } of dataRecords(store, where, prefix)) {
     const text = fieldText(value, path);
     if (text !== undefined) yield { key, text };
   }

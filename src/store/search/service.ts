@@ -54,6 +54,11 @@ export interface SearchArgs {
   readonly prefix?: string | undefined;
   readonly exact: boolean;
   readonly values: boolean;
+  /**
+   * Rank among the records under `prefix` only (keyword statistics of those records): a
+   * caller that may not read the whole branch learns nothing of the others' words.
+   */
+  readonly isolated?: boolean;
 }
 
 export interface SearchRow {

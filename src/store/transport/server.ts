@@ -427,13 +427,15 @@ function serveConnection(
     let request = sent;
     const admitted = principal!.then((who) => {
       // A sealed page position is opened first: the verb runs from the real one.
-      request = { ...sent, args: gate!.openPosition(sent.verb, sent.args) };
+      const opened = gate!.openPosition(sent.verb, sent.args);
+      request = { ...sent, args: opened.args };
       return gate!.admit(
         who,
         request.verb,
         tagRefsAsBranches(decodeArgs(request.verb, request.args) as ActArgs, (c, n) =>
           store.tagBranch(c, n),
         ),
+        { raw: sent.args, chosen: opened.chosen },
       );
     });
     admitted.catch(() => {});
@@ -441,7 +443,8 @@ function serveConnection(
       admitted.then(
         (admission) => {
           if (session !== undefined) {
-            enqueue({ request, session, send: afterAct(request.id, admission, send) });
+            const as = admission.isolated === true ? { ...session, isolated: true } : session;
+            enqueue({ request, session: as, send: afterAct(request.id, admission, send) });
           }
         },
         (error: unknown) => {

@@ -31,6 +31,11 @@ export interface Session {
   readonly client: string;
   /** The default author of its commits: the pass's subject with `idp`, else the client. */
   readonly author: string;
+  /**
+   * Set for one request of a caller that may not read the whole branch (the idp gate): a
+   * search ranks among the records of its prefix only, so no other record sways its scores.
+   */
+  readonly isolated?: boolean;
 }
 
 /** Services beside the store that some verbs use; null when not configured. */
@@ -117,8 +122,8 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "embed.status": (store, a, _s, services) => fieldStatus(store, services.embed, a.collection),
   "embed.vectors": (store, a, _s, services) =>
     readVectors(store, services.embed, { ...a, ...atRef(store, a) }),
-  "search.text": (store, a, _s, services) =>
-    searchText(store, services, { ...a, ...atRef(store, a) }),
+  "search.text": (store, a, s, services) =>
+    searchText(store, services, { ...a, ...atRef(store, a), isolated: s.isolated === true }),
 };
 
 /** Author and message of a committing verb: the caller's, else the session's author. */

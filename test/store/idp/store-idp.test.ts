@@ -18,18 +18,9 @@ import {
   idpCli,
   idpStore,
   type RunningIdp,
+  refusal,
   runIdp,
 } from "./support.ts";
-
-async function refusal(promise: Promise<unknown>): Promise<SkeinError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof SkeinError, String(error));
-    return error;
-  }
-  assert.fail("the act was allowed");
-}
 
 /** A pass signed with the IdP's own signing key, with the claims given (expiry tests). */
 async function signedPass(idp: RunningIdp, claims: Record<string, unknown>): Promise<string> {
@@ -310,10 +301,16 @@ test("small pages never name a denied row, in rows or in the position they conti
   ] as const) {
     assert.equal((await refusal(client.call(verb, args))).code, "invalid_cursor", verb);
   }
-  // A position of the caller's own choosing is still taken as it is.
-  const own = (await client.call("document.list", { collection: "notes", after: "pub/0" })) as {
-    rows: { key: string }[];
-  };
+  // A position of the caller's own choosing is taken as it is within a prefix the caller may
+  // read whole; over a range holding records it may not read, it is refused (a chosen
+  // position would tell where those records lie).
+  const chosen = client.call("document.list", { collection: "notes", after: "pub/0" });
+  assert.equal((await refusal(chosen)).code, "permission_denied");
+  const own = (await client.call("document.list", {
+    collection: "notes",
+    prefix: "pub/",
+    after: "pub/0",
+  })) as { rows: { key: string }[] };
   assert.deepEqual(
     own.rows.map((r) => r.key),
     ["pub/a", "pub/b"],

@@ -5,12 +5,14 @@
  * with the identity client started exactly as `serve` starts it.
  */
 
+import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
+import { SkeinError } from "../../../src/common/errors.ts";
 import { StoreClient, type StoreClientOptions } from "../../../src/store/client/client.ts";
 import type { EmbedService } from "../../../src/store/embed/service.ts";
 import type { Store } from "../../../src/store/engine/index.ts";
@@ -223,4 +225,15 @@ export function writeFile(dir: string, name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text, { mode: 0o600 });
   return path;
+}
+
+/** The store's coded refusal of an act that must be refused. */
+export async function refusal(promise: Promise<unknown>): Promise<SkeinError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof SkeinError, String(error));
+    return error;
+  }
+  assert.fail("the act was allowed");
 }

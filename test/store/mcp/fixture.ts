@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { importJWK, SignJWT } from "jose";
 import { type Running, start, waitFor } from "../cli/harness.ts";
-import { agent, DATABASE, type RunningIdp, runIdp } from "../idp/support.ts";
+import { addClient, agent, DATABASE, type RunningIdp, runIdp } from "../idp/support.ts";
 
 export { agent, DATABASE };
 
@@ -36,17 +36,32 @@ export interface McpWorld {
   mcp(mcp: Record<string, unknown>): Promise<{ url: URL; process: Running }>;
 }
 
-export async function mcpWorld(): Promise<McpWorld> {
+/**
+ * With `placement`, the store is given an app credential (`idp.placement_credential_file`),
+ * so what it creates is placed and collection- and branch-level grants apply.
+ */
+export async function mcpWorld(options: { placement?: boolean } = {}): Promise<McpWorld> {
   const idp = await runIdp();
   const dir = await mkdtemp(join(tmpdir(), "skein-mcp-"));
   const run = join(dir, "run");
   await mkdir(run, { recursive: true });
   await chmod(run, 0o700);
   const env = { XDG_RUNTIME_DIR: run, SKEIN_LOG_LEVEL: "info" };
+  let credential: string | null = null;
+  if (options.placement === true) {
+    credential = join(dir, "app.credential");
+    await writeFile(credential, `mcp-app:${addClient(idp, "mcp-app", DATABASE)}\n`, {
+      mode: 0o600,
+    });
+  }
   const service = {
     ...CORE,
     data_dir: join(dir, "store"),
-    idp: { issuer: idp.issuer, database: DATABASE },
+    idp: {
+      issuer: idp.issuer,
+      database: DATABASE,
+      ...(credential === null ? {} : { placement_credential_file: credential }),
+    },
   };
   const serviceFile = join(dir, "service.json");
   await writeFile(serviceFile, JSON.stringify(service));
