@@ -8,6 +8,10 @@
  *   starting a run of M no-op steps on node (lane mod N) and awaiting its end with one
  *   describe that waits (`wait_ms`), then starting the next; W × M activities over the wall
  *   time. Starts carry no workflow id, so each lands in a shard of the node it is sent to.
+ * - Join: with 2 nodes, a third joins while the closed loop runs; the time from its join
+ *   (the node is up and a member) until ownership is balanced (every node serves exactly the
+ *   shards rendezvous hashing gives it, as `GET /cluster` shows). Every shard a join moves
+ *   moves within the lease round that notices it, so the goal is well under one round.
  * - Takeover: with 3 nodes, the time from a node's SIGKILL until every shard it held is
  *   served by another node (its lease taken at a new epoch and its runs recovered, as
  *   `GET /cluster` shows). The goal is the lease TTL plus one second.
@@ -24,6 +28,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { signingKeyPath } from "../src/workflow/auth/keys.ts";
+import { desiredOwners } from "../src/workflow/cluster/rendezvous.ts";
 import { ACTIVITIES } from "../test/support/worker-endpoint.ts";
 import {
   adminToken,
@@ -46,6 +51,8 @@ interface Cluster {
   readonly nodes: ServerProcess[];
   readonly workers: ChildProcess[];
   readonly token: string;
+  /** Starts one more node (and its worker); resolves once it is up and a member. */
+  join(): Promise<ServerProcess>;
   close(): Promise<void>;
 }
 
@@ -54,7 +61,7 @@ async function startCluster(n: number): Promise<Cluster> {
   const dir = await tempDir();
   const nodes: ServerProcess[] = [];
   const workers: ChildProcess[] = [];
-  for (let i = 0; i < n; i++) {
+  const startNode = async (i: number) => {
     const home = join(dir.path, `n${i}`);
     await mkdir(join(home, "data"), { recursive: true, mode: 0o700 });
     if (i > 0) {
@@ -70,8 +77,11 @@ async function startCluster(n: number): Promise<Cluster> {
         `node_id = "n${i}"\nshards = ${SHARDS}\nlease_ttl_ms = ${TTL}\n` +
         `[namespaces]\ndefault = "default"\n`,
     );
-    nodes.push(await startServe(file));
-  }
+    const node = await startServe(file);
+    nodes.push(node);
+    return node;
+  };
+  for (let i = 0; i < n; i++) await startNode(i);
   const token = await adminToken(join(dir.path, "n0"));
   await settle(nodes, token);
   const doc = join(dir.path, "worker.json");
@@ -85,7 +95,7 @@ async function startCluster(n: number): Promise<Cluster> {
   );
   const tokenFile = join(dir.path, "worker.token");
   await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
-  for (const node of nodes) {
+  const startWorker = (node: ServerProcess) => {
     workers.push(
       spawn(
         process.execPath,
@@ -106,12 +116,18 @@ async function startCluster(n: number): Promise<Cluster> {
         },
       ),
     );
-  }
+  };
+  for (const node of nodes) startWorker(node);
   return {
     schema,
     nodes,
     workers,
     token,
+    join: async () => {
+      const node = await startNode(nodes.length);
+      startWorker(node);
+      return node;
+    },
     close: async () => {
       for (const w of workers) w.kill("SIGKILL");
       for (const node of nodes) await node.stop("SIGKILL");
@@ -141,7 +157,8 @@ async function settle(nodes: readonly ServerProcess[], token: string): Promise<n
 /** Starts answered 503 and sent again (a lease lost under load shows here). */
 let retries = 0;
 
-async function throughput(cluster: Cluster): Promise<number> {
+/** Registers the benchmark's definition: M no-op steps on queue q. */
+async function defineBench(cluster: Cluster): Promise<void> {
   const { nodes, token } = cluster;
   const steps = Array.from(
     { length: M },
@@ -152,6 +169,20 @@ async function throughput(cluster: Cluster): Promise<number> {
     body: { definition: `name: bench\ntask_queue: q\nsteps:\n${steps.join("\n")}\n` },
   });
   if (r.status !== 200) throw new Error(JSON.stringify(r.body));
+}
+
+/** W workflows (after a warm-up) in the closed loop; activities/s. */
+async function throughput(cluster: Cluster): Promise<number> {
+  await defineBench(cluster);
+  await loop(cluster, Math.min(W, 100)); // warm-up
+  const t0 = performance.now();
+  await loop(cluster, W);
+  return (W * M) / ((performance.now() - t0) / 1000);
+}
+
+/** C lanes, each starting a run and awaiting its end, until `total` runs were started. */
+async function loop(cluster: Cluster, total: number | (() => boolean)): Promise<void> {
+  const { nodes, token } = cluster;
   const run = async (lane: number) => {
     const url = nodes[lane % nodes.length]!.url;
     // A 503 (`shard_unavailable`: the shard is between owners) was not recorded: retry.
@@ -171,21 +202,51 @@ async function throughput(cluster: Cluster): Promise<number> {
       if (d.body.run?.status !== "Running") throw new Error(JSON.stringify(d.body));
     }
   };
-  const loop = async (total: number) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: C }, async (_, lane) => {
-        while (next < total) {
-          next++;
-          await run(lane);
-        }
-      }),
-    );
-  };
-  await loop(Math.min(W, 100)); // warm-up
-  const t0 = performance.now();
-  await loop(W);
-  return (W * M) / ((performance.now() - t0) / 1000);
+  let next = 0;
+  const more = typeof total === "number" ? () => next < total : total;
+  await Promise.all(
+    Array.from({ length: C }, async (_, lane) => {
+      while (more()) {
+        next++;
+        await run(lane);
+      }
+    }),
+  );
+}
+
+/**
+ * A node joins while the closed loop runs: the time from its join (up and a member) until
+ * every node serves exactly the shards rendezvous hashing gives it.
+ */
+async function joinUnderLoad(cluster: Cluster): Promise<{ ms: number; owned: number[] }> {
+  const { nodes, token } = cluster;
+  let running = true;
+  const load = loop(cluster, () => running);
+  try {
+    const node = await cluster.join();
+    const t0 = performance.now();
+    const ids = nodes.map((_, i) => `n${i}`);
+    const want = desiredOwners(ids, SHARDS);
+    for (;;) {
+      const owned = await Promise.all(
+        nodes.map(
+          async (n) =>
+            ((await call(n.url, "GET", "/cluster", { token })).body.owned ?? []) as number[],
+        ),
+      );
+      const balanced = owned.every(
+        (shards, i) =>
+          JSON.stringify(shards) ===
+          JSON.stringify(want.flatMap((owner, s) => (owner === ids[i] ? [s] : []))),
+      );
+      if (balanced) return { ms: performance.now() - t0, owned: owned.map((o) => o.length) };
+      if (node.child.exitCode !== null) throw new Error("the joining node exited");
+      await new Promise((done) => setTimeout(done, 10));
+    }
+  } finally {
+    running = false;
+    await load;
+  }
 }
 
 async function takeover(cluster: Cluster): Promise<number> {
@@ -225,6 +286,14 @@ for (const n of (process.env.BENCH_SIZES ?? "1,2,3").split(",").map(Number)) {
         `${retries} starts retried after 503)`,
     );
     retries = 0;
+    if (n === 2) {
+      const joined = await joinUnderLoad(cluster);
+      console.log(
+        `  join of a 3rd node under load: ${joined.ms.toFixed(0)} ms until ownership was ` +
+          `balanced (${joined.owned.join(" / ")} of ${SHARDS} shards; lease round ` +
+          `${Math.floor(TTL / 3)} ms)`,
+      );
+    }
     if (n === 3) {
       const ms = await takeover(cluster);
       console.log(

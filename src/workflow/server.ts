@@ -221,6 +221,7 @@ export async function startServer(
               manager: () => cluster?.manager,
               ...(relay === undefined ? {} : { relay }),
               ceilingShare: () => cluster?.budget.ceiling ?? 0,
+              claimed: () => cluster?.budget.claims() ?? new Map(),
               quota: Number(namespaces.max_in_flight_activities),
             },
           }),

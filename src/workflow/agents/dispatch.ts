@@ -23,6 +23,8 @@ export function withAgentCancel(matcher: Required<Dispatcher>, hub: AgentHub): D
     },
     flush: () => matcher.flush(),
     liveAttempts: (runId) => matcher.liveAttempts(runId),
+    // Still waiting for a worker, so no agent connection holds it: nothing to cancel there.
+    withdraw: (ref) => matcher.withdraw(ref),
   };
 }
 

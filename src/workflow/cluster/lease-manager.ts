@@ -19,7 +19,7 @@
  *                                               │                    draining ──last commit
  *                                               │                        │     landed, engine
  *                                               │                        │     closed──> release
- *                                               v                        v      (owner NULL,
+ *                                               v                        v      (expired now,
  *                     lost <──renew misses it, expired locally, or a commit fenced   NOTIFY)
  *                       └──> engine stopped at once; free / other's
  *
@@ -29,17 +29,26 @@
  */
 
 import type { Logger } from "../../common/log.ts";
-import type { ClusterTables, LiveNode, NodeSelf } from "../persistence/postgres/cluster.ts";
+import type { Claim, ClusterTables, LiveNode, NodeSelf } from "../persistence/postgres/cluster.ts";
 import type { ShardFence } from "../persistence/postgres/runs.ts";
 import { desiredOwners } from "./rendezvous.ts";
 
 export type ShardState = "recovering" | "owned" | "draining";
 
 export interface LeaseHooks {
-  /** The shard is this node's at `fence.epoch`: load its runs and serve it. */
-  acquire(fence: ShardFence): Promise<void>;
+  /**
+   * The shard is this node's at `fence.epoch`: load its runs and serve it. `takeover`: the
+   * lease was last held by another node (its in-flight attempts cannot re-attach here).
+   */
+  acquire(fence: ShardFence, takeover: boolean): Promise<void>;
   /** Another node should own the shard: let its last commit land and stop serving it. */
   drain(shard: number): Promise<void>;
+  /**
+   * Resolves once the node's claims fit its share (called after `changed` lowered it and the
+   * drains ended, before the shards are released), so no node claims past its share while
+   * shards move.
+   */
+  fits(): Promise<void>;
   /** The lease is gone (taken over or expired): stop serving the shard at once. */
   lost(shard: number, reason: string): void;
   /** The set of owned shards changed (the per-node ceiling share follows it). */
@@ -72,6 +81,8 @@ export class LeaseManager {
   readonly #o: LeaseManagerOptions;
   readonly #held = new Map<number, Held>();
   #owners: (string | null)[] = [];
+  /** Each shard's rendezvous owner as of the last round. */
+  #desired: (string | undefined)[] = [];
   #nodes = new Map<string, LiveNode>();
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
@@ -156,6 +167,9 @@ export class LeaseManager {
     clearTimeout(this.#timer);
     await this.#ticking;
     const handing = [...this.#held.keys()];
+    // The share drops to nothing before any shard is handed back (see #handOver).
+    for (const held of this.#held.values()) held.state = "draining";
+    this.#changed();
     await Promise.all(handing.map((s) => this.#drainOne(s)));
     const epochs = new Map<number, bigint>();
     for (const s of handing) {
@@ -225,6 +239,7 @@ export class LeaseManager {
     const seen = await tables.observe();
     this.#nodes = new Map(seen.nodes.map((n) => [n.nodeId, n]));
     const desired = desiredOwners([...this.#nodes.keys(), self.nodeId], total);
+    this.#desired = desired;
     this.#owners = seen.leases.map((l) => (l.expiresInMs > 0 ? l.owner : null));
     const claimable: number[] = [];
     let nextMs = this.#period();
@@ -244,20 +259,24 @@ export class LeaseManager {
       if (n.nodeId !== self.nodeId) nextMs = Math.min(nextMs, n.liveForMs + 20);
     }
     this.#take(await tables.claim(self, claimable));
-    this.#handOver(desired);
+    this.#handOver();
     return Math.max(20, Math.ceil(nextMs));
   }
 
-  #take(granted: ReadonlyMap<number, bigint>): void {
+  #take(granted: ReadonlyMap<number, Claim>): void {
     const { self, hooks } = this.#o;
-    for (const [shard, epoch] of granted) {
+    for (const [shard, { epoch, from }] of granted) {
       const held: Held = { epoch, state: "recovering" };
       this.#held.set(shard, held);
       this.#owners[shard] = self.nodeId;
       const fence = { shard, nodeId: self.nodeId, incarnation: self.incarnation, epoch };
-      const acquiring = hooks.acquire(fence).then(
+      const acquiring = hooks.acquire(fence, from !== self.nodeId).then(
         () => {
-          if (this.#held.get(shard) === held) held.state = "owned";
+          if (this.#held.get(shard) !== held) return;
+          held.state = "owned";
+          // A node that joined while the shard recovered should have it: hand it over now,
+          // not a lease round later.
+          if (!this.#closed) this.#handOver();
         },
         (error: unknown) => {
           this.#o.logger.error({ err: error, shard }, "shard not recovered; giving it up");
@@ -270,18 +289,25 @@ export class LeaseManager {
     if (granted.size > 0) this.#changed();
   }
 
-  /** Shards another live node should own are drained, then released (one statement). */
-  #handOver(desired: readonly (string | undefined)[]): void {
+  /**
+   * Shards another live node should own are handed over in three steps, so that no node
+   * claims past `ceil(quota × s / S)` at any moment: the share drops first (`changed`: the
+   * node gives back claims beyond its new share), the shards drain, and only once the claims
+   * fit are the leases released (one statement) for the new owner to take.
+   */
+  #handOver(): void {
     const leaving: number[] = [];
     for (const [shard, held] of this.#held) {
-      const want = desired[shard];
+      const want = this.#desired[shard];
       if (held.state === "owned" && want !== undefined && want !== this.#o.self.nodeId) {
         held.state = "draining";
         leaving.push(shard);
       }
     }
     if (leaving.length === 0) return;
+    this.#changed();
     void Promise.all(leaving.map((s) => this.#drainOne(s))).then(async () => {
+      await this.#o.hooks.fits();
       const epochs = new Map<number, bigint>();
       for (const s of leaving) {
         const held = this.#held.get(s);
@@ -290,7 +316,6 @@ export class LeaseManager {
           this.#held.delete(s);
         }
       }
-      this.#changed();
       await this.#o.tables.release(this.#o.self, epochs).catch((error: unknown) => {
         this.#o.logger.warn({ err: error }, "release failed; the leases will expire instead");
       });

@@ -15,7 +15,7 @@ import type { ShardFence } from "../persistence/postgres/runs.ts";
 import type { ClusterStorage } from "../persistence/store.ts";
 import { type BudgetShare, NodeClaimBudget } from "./claim-budget.ts";
 import { LeaseManager } from "./lease-manager.ts";
-import { ShardEngines } from "./shard-engines.ts";
+import { DRAIN_MAX_MS, ShardEngines } from "./shard-engines.ts";
 
 export interface ClusterSettings {
   readonly nodeId: string;
@@ -97,11 +97,12 @@ export class ClusterNode {
       logger,
       onFatal: this.#o.onFatal,
       hooks: {
-        acquire: (fence) => this.engines.acquire(fence),
+        acquire: (fence, takeover) => this.engines.acquire(fence, takeover),
         drain: async (shard) => {
           await this.engines.drain(shard);
           this.#retire(shard);
         },
+        fits: () => this.budget.fits(DRAIN_MAX_MS),
         lost: (shard) => {
           this.engines.lose(shard);
           this.#retire(shard);

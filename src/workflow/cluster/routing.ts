@@ -64,6 +64,8 @@ export interface RoutingRoles {
   readonly relay?: TaskRelay;
   /** This node's claim ceiling per namespace now (its share of the quota). */
   readonly ceilingShare: () => number;
+  /** Outbox rows this node has claimed now, per namespace (read with the share, at once). */
+  readonly claimed: () => ReadonlyMap<string, number>;
   readonly quota: number;
 }
 
@@ -89,6 +91,7 @@ export function installRouting(app: FastifyInstance, roles: RoutingRoles): void 
         .sort((x, y) => x - y),
       quota: roles.quota,
       ceiling_share: roles.ceilingShare(),
+      claimed: Object.fromEntries(roles.claimed()),
       peers: manager?.peers().map((p) => ({ node_id: p.nodeId, http_url: p.httpUrl })) ?? [],
     };
   });

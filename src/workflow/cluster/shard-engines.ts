@@ -25,7 +25,10 @@ export function runShard(namespace: string, workflowId: string, total: number): 
   return shardOf(`${namespace}\u0000${workflowId}`, total);
 }
 
-/** The longest a handover waits for a shard's engine to be idle before closing it. */
+/**
+ * The longest a handover waits for claims it cannot take back (relayed to another node's
+ * worker) to be placed before the shards are released anyway.
+ */
 export const DRAIN_MAX_MS = 2_000;
 
 export interface ShardEnginesOptions {
@@ -74,13 +77,17 @@ export class ShardEngines {
     for (const engine of this.#engines.values()) engine.attach(dispatcher);
   }
 
-  /** The shard is granted: its engine recovers the shard's runs and then serves them. */
-  async acquire(fence: ShardFence): Promise<void> {
+  /**
+   * The shard is granted: its engine recovers the shard's runs and then serves them. After a
+   * takeover (`takeover`: another node held the shard) the attempts that may have run there
+   * are renumbered by the recovery.
+   */
+  async acquire(fence: ShardFence, takeover: boolean): Promise<void> {
     this.#engines.get(fence.shard)?.close();
     const engine = this.#o.make(fence, () => this.#o.onShardFailed(fence.shard));
     if (this.#dispatcher !== undefined) engine.attach(this.#dispatcher);
     this.#engines.set(fence.shard, engine);
-    const recovery = engine.recover();
+    const recovery = engine.recover({ takeover });
     this.#recovering.add(recovery);
     try {
       await recovery;
@@ -90,21 +97,19 @@ export class ShardEngines {
   }
 
   /**
-   * Hands the shard over: the commit in flight lands, then its engine stops. A shard that
-   * never goes idle (results keep arriving) is closed after DRAIN_MAX_MS anyway: what it had
-   * not committed is refused (callers retry at the new owner, workers resend).
+   * Hands the shard over at once, without waiting for a quiet moment (under load there is
+   * none): its outbox claims still waiting for a worker are taken back, the engine stops
+   * taking inputs, and the commit in flight lands. What it had not committed is refused
+   * (callers retry at the new owner, workers resend); results that arrive later find no
+   * engine here. The new owner renumbers what was in flight (a takeover), so nothing that
+   * ran here is run again under the same attempt.
    */
   async drain(shard: number): Promise<void> {
     const engine = this.#engines.get(shard);
     if (engine === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((done) => {
-      timer = setTimeout(done, DRAIN_MAX_MS);
-    });
-    await Promise.race([engine.idle(), bound]);
-    clearTimeout(timer);
-    engine.close();
-    if (this.#engines.get(shard) === engine) this.#engines.delete(shard);
+    this.#engines.delete(shard);
+    engine.giveBackClaims();
+    await engine.closeLanded();
   }
 
   /** The lease is gone: the engine stops now (whatever it had not committed is refused). */

@@ -124,6 +124,12 @@ export class TaskRelay {
         this.#sentTo.delete(attemptKey(r));
         void this.#call(sent.peer.httpUrl, "/cluster/relay/release", { ref: r, reason });
       },
+      // One sent to another node may be running there already: it is never taken back.
+      withdraw: (r) => {
+        if (this.#sentTo.has(attemptKey(r)) || local.withdraw?.(r) !== true) return false;
+        this.#parked.delete(attemptKey(r));
+        return true;
+      },
       ...(local.flush === undefined ? {} : { flush: () => local.flush?.() }),
       ...(local.liveAttempts === undefined
         ? {}

@@ -105,6 +105,8 @@ export class EngineCore {
   /** The scheduled tick, made once (markDirty hands it to setImmediate on the hot path). */
   readonly tickNow: () => void;
   committing = false;
+  /** The commit in flight, settled either way (a handover waits for it to land). */
+  landing: Promise<void> | undefined;
   /** Processed events (and their waiters) waiting for the commit in flight to finish. */
   pending: PendingCommit | undefined;
   stopped = false;
@@ -131,6 +133,12 @@ export class EngineCore {
         ? new Outbox<Run>(options.outbox, {
             ready: (e) => e.owner.state.status !== "Paused",
             handOff: (e) => hooks.handOff(e),
+            withdraw: (e) =>
+              this.dispatcher?.withdraw?.({
+                run_id: e.runId,
+                activity_id: e.activityId,
+                attempt: e.attempt,
+              }) ?? false,
             record: (e, state) =>
               hooks.recordOutbox(e.owner, { activityId: e.activityId, attempt: e.attempt, state }),
           })

@@ -71,6 +71,11 @@ export interface Dispatcher {
   offer(task: TaskOffer): OfferOutcome;
   /** Gives up an attempt: withdrawn if waiting, told to stop if running. */
   release(ref: AttemptRef, reason: string): void;
+  /**
+   * Takes back an attempt still waiting for a worker (true: it is forgotten, as if never
+   * offered); false when a worker may hold it, or it is not here. Never stops a running one.
+   */
+  withdraw?(ref: AttemptRef): boolean;
   /** Writes frames queued for workers now, rather than at the end of the turn. */
   flush?(): void;
   /** Attempts of a run a live worker holds now (a cancelled run stops every one of them). */

@@ -23,7 +23,7 @@ import type { Dispatcher, MatcherEvents } from "./dispatcher.ts";
 import { fatal, recordOutbox, stop, tick } from "./group-commit.ts";
 import type { HistoryEvent, RunStatus } from "./history.ts";
 import { enqueue } from "./inbox.ts";
-import { recover } from "./recovery.ts";
+import { type RecoverOptions, recover } from "./recovery.ts";
 import { applicable, newRun, recorded } from "./run.ts";
 import type { RunState } from "./state.ts";
 
@@ -116,9 +116,13 @@ export class Engine {
     return this.#core.runs.get(runId)?.state;
   }
 
-  /** Rebuilds every running run from the store; returns how many. Call before serving. */
-  recover(): Promise<number> {
-    return recover(this.#core);
+  /**
+   * Rebuilds every running run from the store; returns how many. Call before serving. After a
+   * takeover (`takeover`: another node served these runs) attempts that may have run there
+   * are renumbered (recovery.ts).
+   */
+  recover(options?: RecoverOptions): Promise<number> {
+    return recover(this.#core, options);
   }
 
   /** Starts a run; resolves once its start (and first decisions) are durable. */
@@ -211,5 +215,25 @@ export class Engine {
    */
   close(): void {
     stop(this.#core);
+  }
+
+  /** Stops the engine (as `close`) and resolves once the commit in flight has settled. */
+  async closeLanded(): Promise<void> {
+    stop(this.#core);
+    await this.#core.landing;
+  }
+
+  /**
+   * Takes back every outbox claim whose attempt still waits for a worker (the shard is being
+   * handed over: another node will claim its rows); returns how many.
+   */
+  giveBackClaims(): number {
+    const outbox = this.#core.outbox;
+    if (outbox === undefined) return 0;
+    let n = 0;
+    for (const lane of [...outbox.lanes()]) {
+      n += outbox.giveBack(lane.namespace, Number.POSITIVE_INFINITY);
+    }
+    return n;
   }
 }

@@ -153,14 +153,23 @@ export async function pump(core: EngineCore): Promise<void> {
         outbox: writes,
       });
     }
-    if (pending.batch.size > 0) await core.opts.store.commit([...pending.batch.values()]);
+    if (pending.batch.size > 0) {
+      const commit = core.opts.store.commit([...pending.batch.values()]);
+      core.landing = commit.then(
+        () => undefined,
+        () => undefined,
+      );
+      await commit;
+    }
   } catch (error) {
     core.committing = false;
+    core.landing = undefined;
     for (const w of pending.waiters) w.fail?.(error);
     fatal(core, error);
     return;
   }
   core.committing = false;
+  core.landing = undefined;
   if (!core.stopped && core.speculation.landed(pending.generation)) {
     core.dispatcher?.flush?.();
   }

@@ -68,8 +68,12 @@ const taggedEvent = tagged("type", {
     at,
     activity_id: u32({ min: 1 }),
     attempt: u32({ min: 1 }),
-    /** `worker_lost`: its worker's stream ended and it was not re-attached in time. */
-    timeout: oneOf(["start_to_close", "heartbeat", "worker_lost"]),
+    /**
+     * `worker_lost`: its worker's stream ended and it was not re-attached in time.
+     * `owner_lost`: its run's shard was taken over by another node, which runs the activity
+     * again as the next attempt (the old one may have run, or still run, where it was sent).
+     */
+    timeout: oneOf(["start_to_close", "heartbeat", "worker_lost", "owner_lost"]),
   },
   TimerStarted: { at, timer_id: string(), fire_at: at },
   TimerFired: { at, timer_id: string() },

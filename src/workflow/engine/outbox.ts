@@ -30,6 +30,10 @@ export interface BudgetMember {
   claimed(namespace: string): number;
   /** Claims what the budget allows in `namespace` (every namespace when undefined). */
   pump(namespace?: string): void;
+  /** Namespaces this outbox has had rows in. */
+  namespaces(): Iterable<string>;
+  /** Gives back up to `max` claims of `namespace` still waiting for a worker; how many. */
+  giveBack(namespace: string, max: number): number;
 }
 
 /**
@@ -73,6 +77,11 @@ export interface OutboxHooks<Owner> {
   handOff(entry: OutboxEntry<Owner>): "placed" | "queued" | "dropped";
   /** A row's new state, to persist with the next commit. */
   record(entry: OutboxEntry<Owner>, state: "pending" | "claimed" | "done"): void;
+  /**
+   * Takes back a claimed row's attempt if it still waits for a worker (true), so the claim
+   * can be given back; without it no claim is ever given back.
+   */
+  withdraw?(entry: OutboxEntry<Owner>): boolean;
 }
 
 interface Lane<Owner> {
@@ -127,6 +136,32 @@ export class Outbox<Owner> {
   waiting(namespace: string): number {
     const lane = this.#lanes.get(namespace);
     return lane === undefined ? 0 : lane.pending.length - lane.head + lane.held.length;
+  }
+
+  namespaces(): Iterable<string> {
+    return this.#lanes.keys();
+  }
+
+  /**
+   * Gives back up to `max` claims of `namespace` whose attempts still wait for a worker
+   * (newest claims first): each goes back to the head of the line, pending again, and is
+   * claimed again when the ceiling allows. A node whose share shrank calls this so that its
+   * claims fit the new share before its shards move. Returns how many were given back.
+   */
+  giveBack(namespace: string, max: number): number {
+    const lane = this.#lanes.get(namespace);
+    const withdraw = this.#hooks.withdraw;
+    if (lane === undefined || withdraw === undefined || max <= 0) return 0;
+    const back: OutboxEntry<Owner>[] = [];
+    for (const entry of [...lane.claimed.values()].reverse()) {
+      if (back.length >= max) break;
+      if (!withdraw(entry)) continue;
+      lane.claimed.delete(entry.key);
+      this.#hooks.record(entry, "pending");
+      back.push(entry);
+    }
+    lane.pending.splice(lane.head, 0, ...back.reverse());
+    return back.length;
   }
 
   /** Claimed and waiting rows of every namespace that has had a row (for metrics). */

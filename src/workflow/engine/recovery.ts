@@ -4,6 +4,13 @@
  * them to re-attach, when their outbox row is done), its timers are re-armed, and a child
  * whose parent ended while the cascade was cut short is cancelled. Results that arrive while
  * runs load wait for them (`core.recovering`).
+ *
+ * After a takeover (a cluster node recovering a shard another node held) no worker can
+ * re-attach an attempt here, and the attempt may have run, or still run, where the other node
+ * sent it. Running it again under the same `(activity_id, attempt)` would look like a
+ * duplicate delivery to a worker that dedupes on the attempt, so each attempt that may have
+ * been offered (its dispatch time has come) is ended as `owner_lost` and the next attempt is
+ * scheduled at once (retry.ts), its outbox row, if any, closed with it.
  */
 
 import { attemptKey } from "../../protocol/attempt.ts";
@@ -14,9 +21,14 @@ import { enqueueInternal, markDirty } from "./inbox.ts";
 import { newRun, type Run } from "./run.ts";
 import { inFlight, pendingTimers, replay } from "./state.ts";
 
+export interface RecoverOptions {
+  /** The runs were last served by another node (a takeover), not by this one. */
+  readonly takeover?: boolean;
+}
+
 /** Rebuilds every running run from the store; returns how many. */
-export function recover(core: EngineCore): Promise<number> {
-  const recovery = load(core);
+export function recover(core: EngineCore, options: RecoverOptions = {}): Promise<number> {
+  const recovery = load(core, options.takeover === true);
   // Results that arrive while runs are being loaded wait for them (see attempts.ts, result).
   const gate = recovery.then(
     () => undefined,
@@ -29,7 +41,7 @@ export function recover(core: EngineCore): Promise<number> {
   return recovery;
 }
 
-async function load(core: EngineCore): Promise<number> {
+async function load(core: EngineCore, takeover: boolean): Promise<number> {
   const stored = await core.opts.store.loadRunning();
   const open = new Map(
     core.outbox === undefined
@@ -64,6 +76,23 @@ async function load(core: EngineCore): Promise<number> {
         attempt: scheduled.attempt,
       };
       const row = open.get(attemptKey(ref));
+      if (takeover && scheduled.dispatch_at <= now) {
+        if (row !== undefined) {
+          recordOutbox(core, run, {
+            activityId: ref.activity_id,
+            attempt: ref.attempt,
+            state: "done",
+          });
+        }
+        enqueueInternal(core, run, {
+          type: "ActivityTimedOut",
+          at: now,
+          activity_id: ref.activity_id,
+          attempt: ref.attempt,
+          timeout: "owner_lost",
+        });
+        continue;
+      }
       if (scheduled.member === true && core.outbox !== undefined && row === undefined) {
         // Its row is done: a worker held it before the restart and may re-attach it.
         offer(core, run, ref);

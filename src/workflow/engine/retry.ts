@@ -36,12 +36,17 @@ export function schedule(
 
 /**
  * After an attempt's result: a retry after the policy's backoff, or the run's failure when
- * attempts run out or the failure is not retryable.
+ * attempts run out or the failure is not retryable. An attempt ended by a takeover
+ * (`owner_lost`) is followed at once by the next, and attempts so ended do not count against
+ * `max_attempts` or the backoff: the activity did not fail, its run changed nodes.
  */
 export function retryOrFail(step: CallStep, activity: ActivityState): Command {
   const result = activity.result!;
   const attempt = activity.scheduled.attempt;
   const policy = step.retry;
+  const takenOver = result.kind === "timed_out" && result.timeout === "owner_lost";
+  // Attempts the policy has seen fail: this one (unless taken over) and the earlier ones.
+  const counted = attempt - activity.ownerLost - (takenOver ? 1 : 0);
   const what =
     result.kind === "failed"
       ? `${result.code}: ${result.message}`
@@ -51,23 +56,26 @@ export function retryOrFail(step: CallStep, activity: ActivityState): Command {
           : `${result.timeout}_timeout`
         : "completed";
   const final =
-    (result.kind === "failed" &&
+    !takenOver &&
+    ((result.kind === "failed" &&
       (result.nonRetryable || policy.nonRetryableCodes.includes(result.code))) ||
-    attempt >= policy.maxAttempts;
+      counted >= policy.maxAttempts);
   if (final) {
     return failRun(
       "activity_failed",
-      `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts}: ${what}`,
+      `step ${JSON.stringify(activity.stepId)} (activity ${activity.activityId}) failed on attempt ${attempt} of ${policy.maxAttempts + activity.ownerLost}: ${what}`,
     );
   }
-  const wait = backoffDelay(
-    {
-      initialMs: policy.initialBackoffMs,
-      maxMs: policy.maxBackoffMs,
-      coefficient: policy.backoffCoefficient,
-    },
-    attempt,
-  );
+  const wait = takenOver
+    ? 0
+    : backoffDelay(
+        {
+          initialMs: policy.initialBackoffMs,
+          maxMs: policy.maxBackoffMs,
+          coefficient: policy.backoffCoefficient,
+        },
+        counted,
+      );
   return {
     type: "ScheduleActivity",
     activityId: activity.activityId,

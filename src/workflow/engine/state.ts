@@ -26,7 +26,7 @@ export type AttemptResult =
   | {
       readonly kind: "timed_out";
       readonly at: number;
-      readonly timeout: "start_to_close" | "heartbeat" | "worker_lost";
+      readonly timeout: "start_to_close" | "heartbeat" | "worker_lost" | "owner_lost";
     };
 
 export interface ActivityState {
@@ -36,6 +36,11 @@ export interface ActivityState {
   readonly scheduled: EventOf<"ActivityScheduled">;
   /** The latest attempt's result, once it has one. */
   readonly result: AttemptResult | undefined;
+  /**
+   * Earlier attempts ended by a takeover (`owner_lost`): they do not count against the retry
+   * policy, since the activity did not fail; the server lost track of where it ran.
+   */
+  readonly ownerLost: number;
 }
 
 export interface Timer {
@@ -145,12 +150,14 @@ function fold(state: RunState, event: HistoryEvent, inPlace: boolean): RunState 
         if (event.attempt !== prior.scheduled.attempt + 1)
           corrupt(state, event, "attempts count up by one");
       }
+      const lost = prior?.result?.kind === "timed_out" && prior.result.timeout === "owner_lost";
       const activities = own(state.activities, inPlace);
       activities.set(event.activity_id, {
         activityId: event.activity_id,
         stepId: event.step_id,
         scheduled: event,
         result: undefined,
+        ownerLost: (prior?.ownerLost ?? 0) + (lost ? 1 : 0),
       });
       const activityOfStep = own(state.activityOfStep, inPlace);
       activityOfStep.set(event.step_id, event.activity_id);

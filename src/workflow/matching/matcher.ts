@@ -136,15 +136,22 @@ export class Matcher {
     const key = attemptKey(ref);
     const holding = this.#holding.get(key);
     if (holding === undefined) return "none";
-    if (holding.session === undefined) {
-      if (holding.offer === undefined || !withdraw(holding.queue, holding.offer)) return "none";
-      this.#holding.delete(key);
-      this.#queues.prune(holding.queue);
-      return "withdrawn";
-    }
+    if (holding.session === undefined) return this.withdraw(ref) ? "withdrawn" : "none";
     if (holding.session.closed) return "none";
     holding.session.sink.push({ frame: "cancel", cancel: { ref, reason } });
     return "signalled";
+  }
+
+  /** Takes back an attempt still waiting for a worker; false when a worker holds it. */
+  withdraw(ref: AttemptRef): boolean {
+    const holding = this.#holding.get(attemptKey(ref));
+    if (holding === undefined || holding.session !== undefined || holding.offer === undefined) {
+      return false;
+    }
+    if (!withdraw(holding.queue, holding.offer)) return false;
+    this.#holding.delete(attemptKey(ref));
+    this.#queues.prune(holding.queue);
+    return true;
   }
 
   /** Attempts of a run currently held by a live session, with their capabilities. */

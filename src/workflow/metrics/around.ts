@@ -30,6 +30,15 @@ export function aroundDispatcher(inner: Dispatcher, hooks: DispatchHooks): Dispa
     ...(inner.liveAttempts === undefined
       ? {}
       : { liveAttempts: (runId: string) => inner.liveAttempts!(runId) }),
+    ...(inner.withdraw === undefined
+      ? {}
+      : {
+          withdraw(ref: AttemptRef) {
+            if (!inner.withdraw!(ref)) return false;
+            hooks.released(ref, "withdrawn");
+            return true;
+          },
+        }),
   };
 }
 

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { schemaOf } from "../../../src/common/decode/decoder.ts";
-import { SkeinError } from "../../../src/common/errors.ts";
 import { ACTS, type ActArgs, READ_ACTION, type Resource } from "../../../src/store/idp/acts.ts";
 import { ref, requests } from "../../../src/store/transport/requests.ts";
 import { agent, DATABASE, idpStore, refusal, runIdp } from "./support.ts";

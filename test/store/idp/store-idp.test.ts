@@ -8,7 +8,6 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { test } from "node:test";
 import { importJWK, SignJWT } from "jose";
-import { SkeinError } from "../../../src/common/errors.ts";
 import type { StoreClient } from "../../../src/store/client/client.ts";
 import {
   agent,

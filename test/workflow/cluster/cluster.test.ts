@@ -180,6 +180,47 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     }
   });
 
+  test("after a takeover an in-flight activity runs again as the next attempt, and history says why", async (t) => {
+    const cluster = await clusterFixture(t, { ttlMs: 3000 });
+    const a = await cluster.start(0);
+    const b = await cluster.start(1);
+    await cluster.settled();
+    await Promise.all([cluster.worker(0, "at-a"), cluster.worker(1, "at-b")]);
+    const token = await register(cluster, b.url);
+    // No workflow id: the run lands in a shard of a, whose own worker takes the attempt.
+    const r = await call(a.url, "POST", "/workflows/start", {
+      token,
+      body: { name: "pair", input: { k: "killed", ms: 2500 } },
+    });
+    assert.equal(r.status, 200);
+    const id = r.body.workflow_id as string;
+    await until("a's worker to start", async () =>
+      (await cluster.effects()).get("killed/1")?.includes("at-a") ? true : undefined,
+    );
+    await a.stop("SIGKILL");
+    assert.equal(await ended(b.url, token, id), "Completed");
+    // a's worker may still finish attempt 1; b's worker ran the activity as attempt 2.
+    const runs = (await cluster.executions()).get("killed/1")!;
+    assert.deepEqual(runs[0], { by: "at-a", attempt: 1 });
+    assert.deepEqual(
+      runs.filter((x) => x.by === "at-b"),
+      [{ by: "at-b", attempt: 2 }],
+    );
+    const events = (await history(b.url, token, id)) as (Event & {
+      attempt?: number;
+      timeout?: string;
+    })[];
+    assert.deepEqual(
+      events.filter((e) => e.activity_id === 1).map((e) => [e.type, e.attempt, e.timeout]),
+      [
+        ["ActivityScheduled", 1, undefined],
+        ["ActivityTimedOut", 1, "owner_lost"],
+        ["ActivityScheduled", 2, undefined],
+        ["ActivityCompleted", 2, undefined],
+      ],
+    );
+  });
+
   test("a node paused (SIGSTOP) past its lease cannot commit after it resumes (fencing)", async (t) => {
     const cluster = await clusterFixture(t, { ttlMs: 3000 });
     const a = await cluster.start(0);
@@ -215,6 +256,11 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     await until("b's worker to run the attempt again", async () =>
       (await cluster.effects()).get("paused/1")?.includes("at-b") ? true : undefined,
     );
+    // As the next attempt: a's worker ran attempt 1 and may still report it.
+    assert.deepEqual((await cluster.executions()).get("paused/1"), [
+      { by: "at-a", attempt: 1 },
+      { by: "at-b", attempt: 2 },
+    ]);
     // b's worker completes the run while a is still stopped.
     assert.equal(await ended(b.url, token, id), "Completed");
     const recorded = await history(b.url, token, id);

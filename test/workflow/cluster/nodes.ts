@@ -76,8 +76,10 @@ export interface ClusterFixture {
    * and every running node serves exactly the shards it leases (no handover under way).
    */
   settled(): Promise<void>;
-  /** Executions per effect key. */
+  /** Executions per effect key: the worker tag of each. */
   effects(): Promise<Map<string, string[]>>;
+  /** Executions per effect key: the worker tag and the attempt number of each, in order. */
+  executions(): Promise<Map<string, { by: string; attempt: number }[]>>;
   /** Every shard's lease by shard; `owner` null when free or expired. */
   leases(): Promise<{ shard: number; owner: string | null; epoch: number }[]>;
   sql<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
@@ -239,10 +241,20 @@ export async function clusterFixture(
     },
     effects: async () => {
       const byKey = new Map<string, string[]>();
+      for (const [key, runs] of await fixture.executions()) {
+        byKey.set(
+          key,
+          runs.map((r) => r.by),
+        );
+      }
+      return byKey;
+    },
+    executions: async () => {
+      const byKey = new Map<string, { by: string; attempt: number }[]>();
       for (const line of (await readFile(effectsFile, "utf8")).split("\n")) {
         if (line === "") continue;
-        const [key, by] = line.split("\t") as [string, string];
-        byKey.set(key, [...(byKey.get(key) ?? []), by]);
+        const [key, by, attempt] = line.split("\t") as [string, string, string];
+        byKey.set(key, [...(byKey.get(key) ?? []), { by, attempt: Number(attempt) }]);
       }
       return byKey;
     },

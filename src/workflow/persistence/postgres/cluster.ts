@@ -45,6 +45,12 @@ export interface Observation {
 /** A lease this node was granted or renewed: shard and epoch. */
 export type Granted = Map<number, bigint>;
 
+/** A lease this node claimed: its new epoch, and the node that held it last (null: none). */
+export interface Claim {
+  readonly epoch: bigint;
+  readonly from: string | null;
+}
+
 function granted(rows: readonly { shard: number; epoch: string }[]): Granted {
   return new Map(rows.map((r) => [r.shard, BigInt(r.epoch)]));
 }
@@ -177,28 +183,40 @@ export class ClusterTables {
 
   /**
    * Takes the shards that are free, expired, or held by an earlier incarnation of this node:
-   * a compare-and-swap per row (the condition is checked under the row lock) that increments
-   * the epoch, so whatever the previous holder still has in flight is fenced off.
+   * a compare-and-swap per row (the condition is checked under the row lock, and checked
+   * again after waiting for it) that increments the epoch, so whatever the previous holder
+   * still has in flight is fenced off. Each grant names the node that held the lease last,
+   * so the new owner knows whether it takes over another node's runs.
    */
-  async claim(self: NodeSelf, shards: readonly number[]): Promise<Granted> {
+  async claim(self: NodeSelf, shards: readonly number[]): Promise<Map<number, Claim>> {
     if (shards.length === 0) return new Map();
-    const { rows } = await this.#pool.query<{ shard: number; epoch: string }>(
-      `UPDATE shard_leases SET owner = $1, owner_incarnation = $2, epoch = epoch + 1,
+    const { rows } = await this.#pool.query<{
+      shard: number;
+      epoch: string;
+      previous: string | null;
+    }>(
+      `WITH prev AS (
+         SELECT shard, owner FROM shard_leases
+         WHERE shard = ANY($3::int[]) AND (owner IS NULL OR expires_at <= clock_timestamp()
+           OR (owner = $1 AND owner_incarnation <> $2))
+         FOR UPDATE)
+       UPDATE shard_leases l SET owner = $1, owner_incarnation = $2, epoch = l.epoch + 1,
          expires_at = clock_timestamp() + $4::interval
-       WHERE shard = ANY($3::int[]) AND (owner IS NULL OR expires_at <= clock_timestamp()
-         OR (owner = $1 AND owner_incarnation <> $2))
-       RETURNING shard, epoch`,
+       FROM prev WHERE l.shard = prev.shard
+       RETURNING l.shard, l.epoch, prev.owner AS previous`,
       [self.nodeId, self.incarnation.toString(), shards, this.#ttl],
     );
-    return granted(rows);
+    return new Map(rows.map((r) => [r.shard, { epoch: BigInt(r.epoch), from: r.previous }]));
   }
 
-  /** Gives drained shards back (only at the epoch held), and wakes the other nodes. */
+  /**
+   * Gives drained shards back (only at the epoch held), and wakes the other nodes. The lease
+   * expires at once but keeps its owner, so the next claim knows who held the shard last.
+   */
   async release(self: NodeSelf, held: ReadonlyMap<number, bigint>): Promise<void> {
     if (held.size === 0) return;
     await this.#pool.query(
-      `UPDATE shard_leases SET owner = NULL, owner_incarnation = NULL,
-         expires_at = 'epoch'
+      `UPDATE shard_leases SET expires_at = 'epoch'
        FROM unnest($3::int[], $4::bigint[]) AS h(shard, epoch)
        WHERE shard_leases.shard = h.shard AND shard_leases.epoch = h.epoch
          AND owner = $1 AND owner_incarnation = $2`,

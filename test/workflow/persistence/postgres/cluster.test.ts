@@ -108,15 +108,15 @@ describe("cluster rows on PostgreSQL", { skip }, () => {
     assert.deepEqual(
       await tables.claim(a, [0, 1]),
       new Map([
-        [0, 1n],
-        [1, 1n],
+        [0, { epoch: 1n, from: null }],
+        [1, { epoch: 1n, from: null }],
       ]),
     );
     // Unexpired leases of another node are not taken.
-    assert.deepEqual(await tables.claim(b, [0, 1, 2]), new Map([[2, 1n]]));
-    // Once a lease expires, the takeover increments the epoch.
+    assert.deepEqual(await tables.claim(b, [0, 1, 2]), new Map([[2, { epoch: 1n, from: null }]]));
+    // Once a lease expires, the takeover increments the epoch and names the node it was a's.
     await expire(1);
-    assert.deepEqual(await tables.claim(b, [1]), new Map([[1, 2n]]));
+    assert.deepEqual(await tables.claim(b, [1]), new Map([[1, { epoch: 2n, from: "a" }]]));
     // The old owner's renewal no longer includes it (one statement renews all its leases).
     assert.deepEqual(await tables.renew(a), new Map([[0, 1n]]));
     assert.deepEqual(
@@ -133,7 +133,7 @@ describe("cluster rows on PostgreSQL", { skip }, () => {
     const before = await tables.join("a", "http://a");
     await tables.claim(before, [3]);
     const restarted = await tables.join("a", "http://a");
-    assert.deepEqual(await tables.claim(restarted, [3]), new Map([[3, 2n]]));
+    assert.deepEqual(await tables.claim(restarted, [3]), new Map([[3, { epoch: 2n, from: "a" }]]));
   });
 
   test("release gives a shard back only at the epoch held", async () => {
@@ -148,21 +148,24 @@ describe("cluster rows on PostgreSQL", { skip }, () => {
     assert.equal(lease.owner, "b");
     assert.equal(lease.epoch, 2n);
     await tables.release(b, new Map([[0, 2n]]));
-    assert.equal((await tables.observe()).leases[0]!.owner, null);
+    // Released: expired at once, still naming its last holder for the next claim.
+    const released = (await tables.observe()).leases[0]!;
+    assert.deepEqual([released.owner, released.expiresInMs <= 0], ["b", true]);
+    assert.deepEqual(await tables.claim(a, [0]), new Map([[0, { epoch: 3n, from: "b" }]]));
   });
 
   test("fencing: a shard store whose lease moved on cannot commit, and writes nothing", async () => {
     const { store, tables, schema, expire } = await cluster();
     const a = await tables.join("a", "http://a");
     const b = await tables.join("b", "http://b");
-    const [epochA] = (await tables.claim(a, [2])).values();
-    const storeA = store.cluster.shardRuns({ shard: 2, ...a, epoch: epochA! });
+    const epochA = (await tables.claim(a, [2])).get(2)!.epoch;
+    const storeA = store.cluster.shardRuns({ shard: 2, ...a, epoch: epochA });
     await storeA.commit([startOf("r1")]);
     await expire(2);
-    const [epochB] = (await tables.claim(b, [2])).values();
-    assert.equal(epochB, epochA! + 1n);
+    const epochB = (await tables.claim(b, [2])).get(2)!.epoch;
+    assert.equal(epochB, epochA + 1n);
     await assert.rejects(storeA.commit([startOf("r2")]), { code: "shard_fenced" });
-    const storeB = store.cluster.shardRuns({ shard: 2, ...b, epoch: epochB! });
+    const storeB = store.cluster.shardRuns({ shard: 2, ...b, epoch: epochB });
     await storeB.commit([startOf("r3")]);
     const { rows } = await admin.query(
       `SELECT run_id, shard FROM "${schema}".workflow_runs ORDER BY run_id`,
@@ -192,8 +195,8 @@ describe("cluster rows on PostgreSQL", { skip }, () => {
   test("fencing: an expired lease cannot commit even before anyone takes it over", async () => {
     const { store, tables, expire } = await cluster();
     const a = await tables.join("a", "http://a");
-    const [epoch] = (await tables.claim(a, [1])).values();
-    const storeA = store.cluster.shardRuns({ shard: 1, ...a, epoch: epoch! });
+    const epoch = (await tables.claim(a, [1])).get(1)!.epoch;
+    const storeA = store.cluster.shardRuns({ shard: 1, ...a, epoch });
     await expire(1);
     await assert.rejects(storeA.commit([startOf("late")]), { code: "shard_fenced" });
     assert.deepEqual(await storeA.loadRunning(), []);
@@ -203,8 +206,8 @@ describe("cluster rows on PostgreSQL", { skip }, () => {
     const { store, tables } = await cluster();
     const a = await tables.join("a", "http://a");
     const granted = await tables.claim(a, [0, 1]);
-    const s0 = store.cluster.shardRuns({ shard: 0, ...a, epoch: granted.get(0)! });
-    const s1 = store.cluster.shardRuns({ shard: 1, ...a, epoch: granted.get(1)! });
+    const s0 = store.cluster.shardRuns({ shard: 0, ...a, epoch: granted.get(0)!.epoch });
+    const s1 = store.cluster.shardRuns({ shard: 1, ...a, epoch: granted.get(1)!.epoch });
     await s0.commit([startOf("zero")]);
     await s1.commit([startOf("one")]);
     assert.deepEqual(
