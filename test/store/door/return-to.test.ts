@@ -4,10 +4,8 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Browser } from "playwright-core";
 import { returnTarget } from "../../../src/store/door/return-to.ts";
-import { launchChromium } from "../../support/chromium.ts";
-import { CHROMIUM, chromiumPresent, type DoorWorld, doorWorld, signIn } from "./support.ts";
+import { doorInChromium, signIn } from "./support.ts";
 
 /** A `return` value and the path (with query) the browser must end on. */
 const RETURNS: readonly (readonly [string, string])[] = [
@@ -52,12 +50,7 @@ describe("returnTarget keeps only this origin", () => {
   });
 });
 
-const present = chromiumPresent();
-const skip = present ? false : `${CHROMIUM} is not installed`;
-const browser = present
-  ? await launchChromium(["--ignore-certificate-errors"])
-  : (undefined as unknown as Browser);
-const world = present ? await doorWorld() : (undefined as unknown as DoorWorld);
+const { skip, browser, world } = await doorInChromium();
 
 describe("door sign-in with a hostile return, in Chromium", { skip }, () => {
   test("every return value ends on a page of the door's origin", async () => {

@@ -16,9 +16,14 @@ import { join } from "node:path";
 import { after } from "node:test";
 import { createServer as tlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
-import type { Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { StoreClient } from "../../../src/store/client/client.ts";
-import { CHROMIUM_FLAGS as BASE_FLAGS } from "../../support/chromium.ts";
+import {
+  CHROMIUM_FLAGS as BASE_FLAGS,
+  CHROMIUM,
+  chromiumPresent,
+  launchChromium,
+} from "../../support/chromium.ts";
 import { type Running, serviceFolder, start, waitFor } from "../cli/harness.ts";
 import { agent, DATABASE, grant, idpCli, runIdp } from "../idp/support.ts";
 
@@ -84,6 +89,27 @@ export interface DoorWorld {
   readonly idpOutput: () => string;
   readonly admin: StoreClient;
   readonly dir: string;
+}
+
+/**
+ * Chromium and a door world for a test file, made at its top level (their cleanup is
+ * registered with after()), or the reason the file's browser tests are skipped.
+ */
+export async function doorInChromium(): Promise<{
+  skip: string | false;
+  browser: Browser;
+  world: DoorWorld;
+}> {
+  if (!chromiumPresent()) {
+    const none = undefined as unknown;
+    return {
+      skip: `${CHROMIUM} is not installed`,
+      browser: none as Browser,
+      world: none as DoorWorld,
+    };
+  }
+  const browser = await launchChromium(["--ignore-certificate-errors"]);
+  return { skip: false, browser, world: await doorWorld() };
 }
 
 export async function doorWorld(env: Record<string, string> = {}): Promise<DoorWorld> {
