@@ -26,20 +26,33 @@ let session = null;
 
 const enc = encodeURIComponent;
 
+/** A path segment as text; one that is not valid percent-encoding is taken as written. */
+function segment(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 function parseRoute() {
-  const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  // Empty segments are kept: a key may hold "//" or end with "/" (see docPath).
+  const parts = location.pathname.split("/").slice(1).map(segment);
   const query = new URLSearchParams(location.search);
   const route = { query };
-  if (parts[0] !== "s" || parts[1] === undefined) return { ...route, view: "stores" };
+  if (parts[0] !== "s" || !parts[1]) return { ...route, view: "stores" };
   route.store = parts[1];
-  if (parts[2] !== "c" || parts[3] === undefined) return { ...route, view: "collections" };
+  if (parts[2] !== "c" || !parts[3]) return { ...route, view: "collections" };
   route.collection = parts[3];
   if (parts[4] === "diff") return { ...route, view: "diff" };
-  if (parts[4] !== "b" || parts[5] === undefined) return { ...route, view: "branches" };
+  if (parts[4] !== "b" || !parts[5]) return { ...route, view: "branches" };
   route.branch = parts[5];
   if (parts[6] === "docs") return { ...route, view: "docs" };
   if (parts[6] === "query") return { ...route, view: "query" };
-  if (parts[6] === "doc") return { ...route, view: "doc", key: parts.slice(7).join("/") };
+  if (parts[6] === "doc") {
+    const key = parts.length > 7 ? parts.slice(7).join("/") : (query.get("key") ?? "");
+    return { ...route, view: "doc", key };
+  }
   return { ...route, view: "history" };
 }
 
@@ -60,7 +73,21 @@ function link(path, text, attrs = {}) {
 const storePath = (r) => `/s/${enc(r.store)}`;
 const collPath = (r) => `${storePath(r)}/c/${enc(r.collection)}`;
 const branchPath = (r, branch = r.branch) => `${collPath(r)}/b/${enc(branch)}`;
-const docPath = (r, key) => `${branchPath(r)}/doc/${key.split("/").map(enc).join("/")}`;
+/**
+ * A document's URL. Any key of 1 to 1024 bytes is legal, so its "/"-separated parts become
+ * path segments, each percent-encoded (dots, %, spaces, unicode, ? and # included) and empty
+ * ones kept. A part "." or ".." cannot be a segment: every URL parser removes dot segments,
+ * even encoded as %2E. Such a key goes in the query instead: `doc?key=…`.
+ */
+function docPath(r, key, params = {}) {
+  const query = new URLSearchParams(params);
+  const parts = key.split("/");
+  let path = `${branchPath(r)}/doc`;
+  if (parts.some((part) => part === "." || part === "..")) query.set("key", key);
+  else path += `/${parts.map(enc).join("/")}`;
+  const search = query.toString();
+  return search === "" ? path : `${path}?${search}`;
+}
 
 // ---------- the API ----------
 
@@ -356,7 +383,7 @@ function Docs({ r }) {
               <tr><th>Key</th><th>Value</th></tr>
               ${page.rows.map(
                 (d) => html`<tr>
-                  <td class="mono">${link(docPath(r, d.key) + (version ? `?version=${version}` : ""), d.key)}</td>
+                  <td class="mono">${link(docPath(r, d.key, version ? { version } : {}), d.key)}</td>
                   <td class="mono muted">${preview(d.value)}</td>
                 </tr>`,
               )}

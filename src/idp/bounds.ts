@@ -31,6 +31,15 @@ export const LOGIN_FAILURES_PER_MINUTE = 10;
  * so a flood of invented names cannot grow memory. */
 export const LOGIN_THROTTLE_NAMES = 10_000;
 
+/** Failed sign-ins per network source (an IPv4 address, an IPv6 /64) per minute, over all
+ * names, before the login page answers 429: one password tried across many names is slowed
+ * to this many names a minute, while a person mistyping never comes near it. Behind a proxy
+ * every caller shares the proxy's source, and this becomes the IdP's whole budget. */
+export const LOGIN_FAILURES_PER_SOURCE_PER_MINUTE = 30;
+
+/** Sources tracked by the sign-in throttle; the oldest window is forgotten beyond this. */
+export const LOGIN_THROTTLE_SOURCES = 10_000;
+
 /** A password or client secret file: one line; longer is a mistake (a wrong file). */
 export const MAX_SECRET_FILE_BYTES = 4096;
 

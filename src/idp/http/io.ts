@@ -8,6 +8,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SkeinError } from "../../common/errors.ts";
+import { readBoundedBody } from "../../common/http-body.ts";
 import { MAX_DISCARD_BYTES } from "../bounds.ts";
 import { idpError } from "../errors.ts";
 
@@ -16,40 +17,10 @@ import { idpError } from "../errors.ts";
  * only after it has been read to its end and dropped (nothing kept), so the client sees the
  * 413 instead of a reset; past MAX_DISCARD_BYTES the connection is closed instead.
  */
-export function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const tooLarge = () => idpError("body_too_large", `the body must be at most ${maxBytes} bytes`);
-  const declared = Number(request.headers["content-length"] ?? 0);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = declared > maxBytes;
-    if (declared > MAX_DISCARD_BYTES) {
-      request.socket.destroy();
-      reject(tooLarge());
-      return;
-    }
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_DISCARD_BYTES) {
-        request.socket.destroy();
-        return;
-      }
-      if (size > maxBytes) over = true;
-      if (!over) chunks.push(chunk);
-    });
-    let ended = false;
-    request.on("end", () => {
-      ended = true;
-      if (over) reject(tooLarge());
-      else resolve(Buffer.concat(chunks));
-    });
-    // Closed before its end: the body was cut off (or dropped past MAX_DISCARD_BYTES). Only
-    // then is a refusal made: an error's stack costs tens of microseconds per request.
-    request.on("close", () => {
-      if (!ended) reject(tooLarge());
-    });
-    request.on("error", reject);
-  });
+export async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const read = await readBoundedBody(request, { maxBytes, discardBytes: MAX_DISCARD_BYTES });
+  if (read.kind === "body") return read.bytes;
+  throw idpError("body_too_large", `the body must be at most ${maxBytes} bytes`);
 }
 
 export function isJson(request: IncomingMessage): boolean {

@@ -3,56 +3,26 @@
  * oidc-provider sends the browser to `/interaction/<uid>`; a `login` prompt gets a small HTML
  * form, whose POST checks the name and password (scrypt) and finishes the interaction; a
  * `consent` prompt is granted at once (every client of a development IdP is first-party), so
- * a sign-in is one form. Failed sign-ins per name are throttled (LOGIN_FAILURES_PER_MINUTE).
- * Passwords are never logged; a failure names the user only.
+ * a sign-in is one form. Failed sign-ins are throttled per name (LOGIN_FAILURES_PER_MINUTE)
+ * and per network source (LOGIN_FAILURES_PER_SOURCE_PER_MINUTE), both checked before any
+ * password is; an unknown name costs no hash (password-check.ts). Passwords are never
+ * logged; a failure names the user and the source only.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Provider from "oidc-provider";
 import {
   LOGIN_FAILURES_PER_MINUTE,
+  LOGIN_FAILURES_PER_SOURCE_PER_MINUTE,
   LOGIN_THROTTLE_NAMES,
+  LOGIN_THROTTLE_SOURCES,
   MAX_LOGIN_BODY_BYTES,
 } from "../bounds.ts";
 import { idpError } from "../errors.ts";
 import { readBody } from "../http/io.ts";
-import { hashSecret, verifySecret } from "../secrets.ts";
 import type { IdpState } from "../state/state.ts";
-
-const WINDOW_MS = 60_000;
-
-/** Failed sign-ins per name in a one-minute window; the oldest names are forgotten first. */
-export class LoginThrottle {
-  readonly #windows = new Map<string, { start: number; failures: number }>();
-
-  blocked(name: string, now = Date.now()): boolean {
-    const window = this.#windows.get(name);
-    if (window === undefined) return false;
-    if (now - window.start >= WINDOW_MS) {
-      this.#windows.delete(name);
-      return false;
-    }
-    return window.failures >= LOGIN_FAILURES_PER_MINUTE;
-  }
-
-  failed(name: string, now = Date.now()): void {
-    const window = this.#windows.get(name);
-    if (window !== undefined && now - window.start < WINDOW_MS) {
-      window.failures++;
-      return;
-    }
-    this.#windows.delete(name);
-    if (this.#windows.size >= LOGIN_THROTTLE_NAMES) {
-      const oldest = this.#windows.keys().next();
-      if (!oldest.done) this.#windows.delete(oldest.value);
-    }
-    this.#windows.set(name, { start: now, failures: 1 });
-  }
-
-  succeeded(name: string): void {
-    this.#windows.delete(name);
-  }
-}
+import { PasswordCheck } from "./password-check.ts";
+import { FailureWindows, sourceOf } from "./throttle.ts";
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -97,11 +67,13 @@ function sendHtml(response: ServerResponse, status: number, html: string, formTo
 
 export class LoginRoutes {
   readonly #provider: Provider;
-  readonly #state: IdpState;
-  readonly #throttle = new LoginThrottle();
+  readonly #names = new FailureWindows(LOGIN_FAILURES_PER_MINUTE, LOGIN_THROTTLE_NAMES);
+  readonly #sources = new FailureWindows(
+    LOGIN_FAILURES_PER_SOURCE_PER_MINUTE,
+    LOGIN_THROTTLE_SOURCES,
+  );
+  readonly #passwords: PasswordCheck;
   readonly #log: (event: Record<string, unknown>, message: string) => void;
-  /** Checked when the name is unknown, so a wrong name costs as much as a wrong password. */
-  readonly #decoy: Promise<string> = hashSecret("skein-idp decoy password");
 
   constructor(
     provider: Provider,
@@ -109,7 +81,7 @@ export class LoginRoutes {
     log: (event: Record<string, unknown>, message: string) => void,
   ) {
     this.#provider = provider;
-    this.#state = state;
+    this.#passwords = new PasswordCheck((name) => state.passwordHash(name));
     this.#log = log;
   }
 
@@ -136,8 +108,9 @@ export class LoginRoutes {
     const name = form.get("name") ?? "";
     const password = form.get("password") ?? "";
     const clientId = String(details.params.client_id ?? "");
-    if (this.#throttle.blocked(name)) {
-      this.#log({ user: name }, "sign-in throttled");
+    const source = sourceOf(request.socket.remoteAddress);
+    if (this.#sources.blocked(source) || this.#names.blocked(name)) {
+      this.#log({ user: name, source }, "sign-in throttled");
       const page = loginPage(
         details.uid,
         clientId,
@@ -147,16 +120,18 @@ export class LoginRoutes {
       sendHtml(response, 429, page, redirectOrigin(details));
       return;
     }
-    const stored = this.#state.passwordHash(name);
-    const matches = await verifySecret(password, stored ?? (await this.#decoy));
-    if (stored === undefined || !matches) {
-      this.#throttle.failed(name);
-      this.#log({ user: name }, "sign-in failed");
+    const verdict = await this.#passwords.check(name, password);
+    if (verdict !== "ok") {
+      // Unknown names count too: a name that never reaches 429 would be known not to exist.
+      this.#names.failed(name);
+      this.#sources.failed(source);
+      this.#log({ user: name, source }, "sign-in failed");
       const page = loginPage(details.uid, clientId, name, "Wrong name or password.");
       sendHtml(response, 401, page, redirectOrigin(details));
       return;
     }
-    this.#throttle.succeeded(name);
+    // The source's window stays: one good password must not clear a spray of guesses.
+    this.#names.succeeded(name);
     this.#log({ user: name }, "signed in");
     await this.#provider.interactionFinished(
       request,

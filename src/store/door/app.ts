@@ -25,6 +25,7 @@ import {
 } from "./http.ts";
 import type { DoorIssuer, Pass } from "./issuer.ts";
 import { SESSION_COOKIE, SIGNIN_COOKIE } from "./names.ts";
+import { returnTarget } from "./return-to.ts";
 import { type PendingSignIns, randomToken, type Session, type Sessions } from "./sessions.ts";
 import type { DoorStores } from "./stores.ts";
 
@@ -100,9 +101,7 @@ async function route(deps: DoorAppDeps, request: IncomingMessage, response: Serv
 }
 
 async function signIn(deps: DoorAppDeps, url: URL, response: ServerResponse) {
-  const wanted = url.searchParams.get("return") ?? "/";
-  // Only a path of this console: never an absolute or protocol-relative address.
-  const returnTo = wanted.startsWith("/") && !wanted.startsWith("//") ? wanted : "/";
+  const returnTo = returnTarget(url.searchParams.get("return"), deps.origin);
   const resources = await storeResources(deps);
   const verifier = randomToken();
   const state = deps.pending.add({ verifier, returnTo, resources });

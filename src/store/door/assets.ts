@@ -3,9 +3,9 @@
  * three browser modules the console imports (Preact, its hooks, htm), read once at start-up
  * from this package's own dependencies so nothing is ever fetched from a CDN and there is
  * no build step, and the stylesheet it shares with the workflow server's run console
- * (`console/common/console.css`, served as `/console.css`), so both consoles look alike. A
- * path whose last segment has no dot is a console view (the console routes by path, so every
- * view has a shareable URL) and gets `index.html`; a missing file is 404.
+ * (`console/common/console.css`, served as `/console.css`), so both consoles look alike.
+ * The console routes by path, so every view has a shareable URL; those paths get
+ * `index.html` (see `isConsoleView`), any other path is a file and a missing file is 404.
  */
 
 import { readFile, stat } from "node:fs/promises";
@@ -51,6 +51,17 @@ async function vendorModules(): Promise<Map<string, Asset>> {
   ]);
 }
 
+/**
+ * True when a path is a view of the console rather than a file. Everything under `/s/` is a
+ * view, whatever its last segment: store keys and branch names may carry dots (`report.md`,
+ * `v1.2`), so a dot cannot tell a file there. Elsewhere (`/`, `/signed-out`) a last segment
+ * without a dot is a view; the console's own files live outside `/s/`.
+ */
+export function isConsoleView(pathname: string): boolean {
+  if (pathname === "/s" || pathname.startsWith("/s/")) return true;
+  return !pathname.slice(pathname.lastIndexOf("/") + 1).includes(".");
+}
+
 export class ConsoleAssets {
   readonly #root: string;
   readonly #vendor: Map<string, Asset>;
@@ -68,8 +79,7 @@ export class ConsoleAssets {
   async find(pathname: string): Promise<Asset | undefined> {
     const vendored = this.#vendor.get(pathname);
     if (vendored !== undefined) return vendored;
-    const last = pathname.slice(pathname.lastIndexOf("/") + 1);
-    const file = last.includes(".") ? pathname : "/index.html";
+    const file = isConsoleView(pathname) ? "/index.html" : pathname;
     let decoded: string;
     try {
       decoded = decodeURIComponent(file);

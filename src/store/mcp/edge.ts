@@ -10,6 +10,7 @@
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SkeinError } from "../../common/errors.ts";
+import { readBoundedBody } from "../../common/http-body.ts";
 import { decodeValue } from "../codec/json-value.ts";
 import { PASS_MAX_BYTES } from "../idp/passes.ts";
 import { mcpRefusal } from "./refusals.ts";
@@ -19,6 +20,12 @@ import { mcpRefusal } from "./refusals.ts";
  * bound when it reads a body itself; a document larger than this is written over the socket.
  */
 export const MCP_REQUEST_BODY_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most bytes of a too-large body read and dropped before the 413 (see readJsonBody): four
+ * times the bound covers a client that sent a few documents too many; a larger body is cut.
+ */
+export const MCP_DISCARD_BODY_MAX_BYTES = 16 * 1024 * 1024;
 
 /** RFC 6750 token68: the only shape a bearer credential has. */
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -76,40 +83,32 @@ export function sendRefusal(
 /**
  * Reads the body within `timeoutMs` of the call and at most `maxBytes`, then parses it as
  * JSON (integers beyond 2^53 stay exact, as on the socket). Throws a SkeinError
- * (`body_timeout`, `body_too_large`, `body_not_json`).
+ * (`body_timeout`, `body_too_large`, `body_not_json`). A body over the bound is read to its
+ * end and dropped (up to MCP_DISCARD_BODY_MAX_BYTES) before the 413, so a client that sent it
+ * all at once reads the answer instead of a reset.
  */
-export function readJsonBody(
+export async function readJsonBody(
   request: IncomingMessage,
   timeoutMs: number,
   maxBytes: number = MCP_REQUEST_BODY_MAX_BYTES,
 ): Promise<unknown> {
-  // A declared length past the bound is refused before a byte of the body is read.
-  if (Number(request.headers["content-length"] ?? 0) > maxBytes) {
-    return Promise.reject(mcpRefusal("body_too_large"));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const fail = (error: SkeinError) => {
-      clearTimeout(timer);
-      request.removeAllListeners("data");
-      request.pause();
-      reject(error);
-    };
-    const timer = setTimeout(() => fail(mcpRefusal("body_timeout")), timeoutMs);
-    request.on("data", (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > maxBytes) fail(mcpRefusal("body_too_large"));
-      else chunks.push(chunk);
-    });
-    request.once("error", () => fail(mcpRefusal("body_timeout", "the request body was cut off")));
-    request.once("end", () => {
-      clearTimeout(timer);
-      try {
-        resolve(decodeValue(Buffer.concat(chunks).toString("utf8")));
-      } catch {
-        reject(mcpRefusal("body_not_json"));
-      }
-    });
+  const read = await readBoundedBody(request, {
+    maxBytes,
+    discardBytes: MCP_DISCARD_BODY_MAX_BYTES,
+    timeoutMs,
   });
+  switch (read.kind) {
+    case "body":
+      try {
+        return decodeValue(read.bytes.toString("utf8"));
+      } catch {
+        throw mcpRefusal("body_not_json");
+      }
+    case "too_large":
+      throw mcpRefusal("body_too_large");
+    case "timeout":
+      throw mcpRefusal(read.tooLarge ? "body_too_large" : "body_timeout");
+    case "cut_off":
+      throw mcpRefusal("body_timeout", "the request body was cut off");
+  }
 }

@@ -20,6 +20,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { isCodedError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
 import type { StoreClient } from "../client/client.ts";
+import { checkParams } from "./params.ts";
 import { describeTool, offeredTools } from "./tools.ts";
 
 const INSTRUCTIONS =
@@ -113,5 +114,6 @@ export async function answerMcp(
   // Closing the server closes its transport.
   response.once("close", () => void server.close());
   await server.connect(transport);
+  checkParams(transport);
   await transport.handleRequest(request, response, body);
 }

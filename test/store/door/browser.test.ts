@@ -6,12 +6,11 @@
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import {
   CHROMIUM,
   CHROMIUM_FLAGS,
@@ -19,6 +18,8 @@ import {
   type DoorWorld,
   doorWorld,
   PASSWORDS,
+  raw,
+  signIn,
 } from "./support.ts";
 
 const present = chromiumPresent();
@@ -35,44 +36,6 @@ async function launch(): Promise<Browser> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
   after(() => browser.close());
   return browser;
-}
-
-async function signIn(page: Page, world: DoorWorld, name: keyof typeof PASSWORDS, path = "/") {
-  await page.goto(`${world.origin}${path}`);
-  await page.getByRole("link", { name: "Sign in" }).click();
-  await page.locator('input[name="name"], input[name="login"]').first().fill(name);
-  await page.locator('input[type="password"]').fill(PASSWORDS[name]);
-  await page.locator('button[type="submit"], input[type="submit"]').first().click();
-  await page.waitForURL(`${world.origin}${path}`).catch(async (error: unknown) => {
-    throw new Error(`sign-in ended at ${page.url()}: ${(await page.content()).slice(0, 600)}`, {
-      cause: error,
-    });
-  });
-  await page.locator("header.top .who", { hasText: name }).waitFor();
-}
-
-/** A raw HTTPS request through the TLS terminator (self-signed: not verified). */
-function raw(
-  origin: string,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
-): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      `${origin}${path}`,
-      { method: options.method ?? "GET", headers: options.headers, rejectUnauthorized: false },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8").on("data", (d: string) => {
-          body += d;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(options.body);
-  });
 }
 
 // Started at the top level: helpers register their cleanup with after(), which a before()

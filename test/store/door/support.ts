@@ -3,19 +3,27 @@
  * database, and bob, a reader), `skein-store serve` with `idp` on its socket, seeded with a
  * collection whose branch `agent-fix` differs from `main`, and `skein-store door` behind a
  * TLS terminator on loopback (the spec puts a TLS proxy in front of the door; its test
- * certificate is tls-cert.pem). Debian's Chromium is driven with playwright-core.
+ * certificate is tls-cert.pem). Debian's Chromium is driven with playwright-core: `signIn`
+ * goes through the door's sign-in in a page, `raw` sends one HTTPS request past the browser.
  */
 
 import { readFileSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import { connect as netConnect, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
 import { createServer as tlsServer } from "node:tls";
 import { fileURLToPath } from "node:url";
+import type { Browser, Page } from "playwright-core";
 import { StoreClient } from "../../../src/store/client/client.ts";
-import { CHROMIUM_FLAGS as BASE_FLAGS } from "../../support/chromium.ts";
+import {
+  CHROMIUM_FLAGS as BASE_FLAGS,
+  CHROMIUM,
+  chromiumPresent,
+  launchChromium,
+} from "../../support/chromium.ts";
 import { type Running, serviceFolder, start, waitFor } from "../cli/harness.ts";
 import { agent, DATABASE, grant, idpCli, runIdp } from "../idp/support.ts";
 
@@ -73,12 +81,35 @@ async function waitForSocket(path: string, running: Running): Promise<void> {
 
 export interface DoorWorld {
   readonly origin: string;
+  /** The identity provider's issuer (its sign-in pages are on this origin). */
+  readonly issuer: string;
   readonly door: Running;
   /** The door's own loopback port, behind the TLS terminator. */
   readonly port: () => number;
   readonly idpOutput: () => string;
   readonly admin: StoreClient;
   readonly dir: string;
+}
+
+/**
+ * Chromium and a door world for a test file, made at its top level (their cleanup is
+ * registered with after()), or the reason the file's browser tests are skipped.
+ */
+export async function doorInChromium(): Promise<{
+  skip: string | false;
+  browser: Browser;
+  world: DoorWorld;
+}> {
+  if (!chromiumPresent()) {
+    const none = undefined as unknown;
+    return {
+      skip: `${CHROMIUM} is not installed`,
+      browser: none as Browser,
+      world: none as DoorWorld,
+    };
+  }
+  const browser = await launchChromium(["--ignore-certificate-errors"]);
+  return { skip: false, browser, world: await doorWorld() };
 }
 
 export async function doorWorld(env: Record<string, string> = {}): Promise<DoorWorld> {
@@ -153,7 +184,15 @@ export async function doorWorld(env: Record<string, string> = {}): Promise<DoorW
     },
     "the door's listener",
   );
-  return { origin, door, port: () => doorPort, idpOutput: idp.output, admin, dir };
+  return {
+    origin,
+    issuer: idp.issuer,
+    door,
+    port: () => doorPort,
+    idpOutput: idp.output,
+    admin,
+    dir,
+  };
 }
 
 async function seed(admin: StoreClient): Promise<void> {
@@ -173,4 +212,47 @@ async function seed(admin: StoreClient): Promise<void> {
     { branch: "agent-fix" },
   );
   await admin.call("document.delete", { collection: "notes", branch: "agent-fix", key: "readme" });
+}
+
+export async function signIn(
+  page: Page,
+  world: DoorWorld,
+  name: keyof typeof PASSWORDS,
+  path = "/",
+) {
+  await page.goto(`${world.origin}${path}`);
+  await page.getByRole("link", { name: "Sign in" }).click();
+  await page.locator('input[name="name"], input[name="login"]').first().fill(name);
+  await page.locator('input[type="password"]').fill(PASSWORDS[name]);
+  await page.locator('button[type="submit"], input[type="submit"]').first().click();
+  await page.waitForURL(`${world.origin}${path}`).catch(async (error: unknown) => {
+    throw new Error(`sign-in ended at ${page.url()}: ${(await page.content()).slice(0, 600)}`, {
+      cause: error,
+    });
+  });
+  await page.locator("header.top .who", { hasText: name }).waitFor();
+}
+
+/** A raw HTTPS request through the TLS terminator (self-signed: not verified). */
+export function raw(
+  origin: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${origin}${path}`,
+      { method: options.method ?? "GET", headers: options.headers, rejectUnauthorized: false },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8").on("data", (d: string) => {
+          body += d;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(options.body);
+  });
 }
