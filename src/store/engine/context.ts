@@ -113,3 +113,19 @@ export class StoreContext {
 export function branchId(collection: string, branch: string): string {
   return `${collection}\u0000${branch}`;
 }
+
+/** What `store.stats` reports of the engine: shards, the next version, node figures. */
+export function storeStats(ctx: StoreContext): {
+  shards: number;
+  next_version: number;
+  node_entries: number;
+  node_bytes: number;
+} {
+  const nodes = ctx.db.nodeBytes();
+  return {
+    shards: ctx.shards,
+    next_version: ctx.nextVersion,
+    node_entries: nodes.entries,
+    node_bytes: nodes.bytes,
+  };
+}

@@ -21,7 +21,7 @@ import type { BranchRecord, VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import type { BranchKey } from "../lmdb/database.ts";
 import { ancestorRecord, commonAncestor, parentsOf } from "./ancestor.ts";
-import { commit, type Receipt, receiptOf, type Signed } from "./commit.ts";
+import { commit, type Receipt, receiptOf, type Signed, signed } from "./commit.ts";
 import { branchId, type StoreContext } from "./context.ts";
 import { type Ref, resolveRef } from "./refs.ts";
 import {
@@ -186,4 +186,15 @@ function forkPointMove(
   if (source.tag !== undefined || source.branch === into) return [];
   const record = loadBranch(ctx, collection, source.branch);
   return [[[collection, source.branch], { ...record, base: source.version }]];
+}
+
+/** A merge's or revert's options as the store's callers give them, with their defaults. */
+export function mergeOptionsOf(
+  options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed },
+): MergeOptions {
+  return {
+    strategy: options.strategy ?? "fail",
+    dryRun: options.dryRun ?? false,
+    by: signed(options.by ?? "local"),
+  };
 }

@@ -145,3 +145,26 @@ export function maybeRelease(
   if (ctx.advancesSinceRelease < ctx.settings.releaseBatch) return undefined;
   return release(ctx, Date.now(), sweep);
 }
+
+/**
+ * Keeps `version` of a branch, and every newer one, from release on behalf of `holder` (a
+ * search index, until it has caught up past it); undefined lets go.
+ */
+export function holdFrom(
+  ctx: StoreContext,
+  holder: string,
+  branch: string,
+  version: number | undefined,
+): void {
+  let holders = ctx.holds.get(branch);
+  if (version === undefined) {
+    holders?.delete(holder);
+    if (holders?.size === 0) ctx.holds.delete(branch);
+    return;
+  }
+  if (holders === undefined) {
+    holders = new Map();
+    ctx.holds.set(branch, holders);
+  }
+  holders.set(holder, version);
+}

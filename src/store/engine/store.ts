@@ -29,7 +29,7 @@ import {
   listCollections,
 } from "./collections.ts";
 import { type Committed, type Receipt, type Signed, signed } from "./commit.ts";
-import { branchId, type StoreContext } from "./context.ts";
+import { branchId, type StoreContext, storeStats } from "./context.ts";
 import {
   type DocumentRecord,
   deleteDocuments,
@@ -40,11 +40,18 @@ import {
 } from "./documents.ts";
 import { type SweepResult, sweepNodes } from "./gc.ts";
 import { type HistoryPage, listHistory } from "./history.ts";
-import { type MergeOptions, type MergeResult, mergeBranch, revertVersion } from "./merge.ts";
+import {
+  type MergeOptions,
+  type MergeResult,
+  mergeBranch,
+  mergeOptionsOf,
+  revertVersion,
+} from "./merge.ts";
 import { checkPage, type Page } from "./paging.ts";
 import { RecordScan } from "./record-scan.ts";
 import { type Ref, type Resolved, resolveRef } from "./refs.ts";
-import { maybeRelease, type ReleaseResult, release } from "./retention.ts";
+import { deleteBranchWith, deleteCollectionWith } from "./removal.ts";
+import { holdFrom, maybeRelease, type ReleaseResult, release } from "./retention.ts";
 import { SteppedSweeps, SWEEP_STEP_WORK } from "./sweeps.ts";
 import { createTag, deleteTag, listTags, type TagInfo } from "./tags.ts";
 
@@ -136,10 +143,7 @@ export class Store {
    */
   deleteCollectionInSteps(name: string, followers: readonly string[] = []): Promise<SweepResult> {
     this.#requireIdle();
-    deleteCollection(this.ctx, name);
-    for (const follower of followers) {
-      if (this.ctx.db.collections.get(follower) !== undefined) deleteCollection(this.ctx, follower);
-    }
+    deleteCollectionWith(this.ctx, name, followers);
     return this.sweepInSteps();
   }
 
@@ -174,12 +178,7 @@ export class Store {
     followers: readonly string[] = [],
   ): Promise<SweepResult> {
     this.#requireIdle();
-    deleteBranch(this.ctx, collection, name);
-    for (const follower of followers) {
-      if (this.ctx.db.branches.get([follower, name]) !== undefined) {
-        deleteBranch(this.ctx, follower, name);
-      }
-    }
+    deleteBranchWith(this.ctx, collection, name, followers);
     return this.sweepInSteps();
   }
 
@@ -208,7 +207,7 @@ export class Store {
     options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed } = {},
   ): MergeResult {
     this.#requireIdle();
-    const result = mergeBranch(this.ctx, collection, from, into, mergeOptions(options));
+    const result = mergeBranch(this.ctx, collection, from, into, mergeOptionsOf(options));
     if (result.committed) this.#advanced({ value: null, durable: Promise.resolve() });
     return result;
   }
@@ -221,7 +220,7 @@ export class Store {
     options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed } = {},
   ): MergeResult {
     this.#requireIdle();
-    const result = revertVersion(this.ctx, collection, branch, version, mergeOptions(options));
+    const result = revertVersion(this.ctx, collection, branch, version, mergeOptionsOf(options));
     if (result.committed) this.#advanced({ value: null, durable: Promise.resolve() });
     return result;
   }
@@ -360,18 +359,7 @@ export class Store {
    * (a search index, until it has caught up past it); undefined lets go.
    */
   hold(holder: string, collection: string, branch: string, version: number | undefined): void {
-    const id = branchId(collection, branch);
-    let holders = this.ctx.holds.get(id);
-    if (version === undefined) {
-      holders?.delete(holder);
-      if (holders?.size === 0) this.ctx.holds.delete(id);
-      return;
-    }
-    if (holders === undefined) {
-      holders = new Map();
-      this.ctx.holds.set(id, holders);
-    }
-    holders.set(holder, version);
+    holdFrom(this.ctx, holder, branchId(collection, branch), version);
   }
 
   /** `release` with a stepped sweep: the rows are released when this returns. */
@@ -400,13 +388,7 @@ export class Store {
 
   stats(): { shards: number; next_version: number; node_entries: number; node_bytes: number } {
     this.#requireIdle();
-    const nodes = this.ctx.db.nodeBytes();
-    return {
-      shards: this.ctx.shards,
-      next_version: this.ctx.nextVersion,
-      node_entries: nodes.entries,
-      node_bytes: nodes.bytes,
-    };
+    return storeStats(this.ctx);
   }
 
   async close(): Promise<void> {
@@ -415,14 +397,4 @@ export class Store {
     this.#closed = true;
     await this.ctx.db.close();
   }
-}
-
-function mergeOptions(
-  options: Partial<Omit<MergeOptions, "by">> & { by?: string | Signed },
-): MergeOptions {
-  return {
-    strategy: options.strategy ?? "fail",
-    dryRun: options.dryRun ?? false,
-    by: signed(options.by ?? "local"),
-  };
 }
