@@ -15,19 +15,15 @@ import type { Logger } from "../../common/log.ts";
 import type { EmbedSettings } from "../config/types.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import type { Embedder, EmbedKind, TextVectors } from "./embedder.ts";
 import { COMPONENT_BYTES } from "./protocol.ts";
 import { EmbedSupervisor } from "./supervisor.ts";
 import { EmbedWalker } from "./walk.ts";
 import { WriterGate } from "./writer-gate.ts";
 
-export type EmbedKind = "document" | "question";
+export type { EmbedKind, TextVectors } from "./embedder.ts";
 
-/** One text's vectors: one per window (one when windows are off, and for questions). */
-export type TextVectors =
-  | { readonly ok: true; readonly windows: Float32Array[] }
-  | { readonly ok: false; readonly code: "windows_over_cap"; readonly windows: number };
-
-export class EmbedService {
+export class EmbedService implements Embedder {
   readonly settings: EmbedSettings;
   readonly #documents: EmbedSupervisor;
   readonly #questions: EmbedSupervisor | undefined;

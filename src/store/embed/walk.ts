@@ -22,6 +22,7 @@ import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import type { Embedder } from "./embedder.ts";
 import {
   type Binding,
   companionOf,
@@ -32,7 +33,6 @@ import {
   parseMarker,
   REGISTRY,
 } from "./fields.ts";
-import type { EmbedService } from "./service.ts";
 
 /** How long an idle walk sleeps before looking for new commits again. */
 export const WALK_POLL_MS = 100;
@@ -50,7 +50,7 @@ interface Work {
 
 export class EmbedWalker {
   readonly #store: Store;
-  readonly #service: EmbedService;
+  readonly #service: Embedder;
   readonly #log: Logger;
   readonly #errors = new Map<string, SkeinError>();
   #stopped = false;
@@ -59,7 +59,7 @@ export class EmbedWalker {
   /** Records refused per collection since start (a statistic for embed.status). */
   readonly refused = new Map<string, number>();
 
-  constructor(store: Store, service: EmbedService, log: Logger) {
+  constructor(store: Store, service: Embedder, log: Logger) {
     this.#store = store;
     this.#service = service;
     this.#log = log;
