@@ -57,6 +57,8 @@ export const HTTP_REFUSALS = {
   stop_failed: 500,
   /** A workflow definition document is refused; the message names the step and field. */
   invalid_definition: 400,
+  /** A start's input does not satisfy its definition's `input_schema`. */
+  invalid_input: 400,
   /** No definition of that name or version is registered in the namespace. */
   definition_not_found: 404,
   /** No run of that workflow id (and run id) in the namespace. */
