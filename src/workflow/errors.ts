@@ -85,6 +85,12 @@ export const HTTP_REFUSALS = {
   too_many_streams: 503,
   /** The request arrived while the server was stopping. */
   shutting_down: 503,
+  /** MCP endpoint: a present `Origin` header that is not one of `mcp.allowed_origins`. */
+  origin_not_allowed: 403,
+  /** MCP endpoint: `mcp.max_connections` connections already carry MCP requests. */
+  mcp_connections_full: 503,
+  /** MCP endpoint: GET or DELETE (it is stateless: no server stream, no session). */
+  method_not_allowed: 405,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */
