@@ -194,6 +194,21 @@ describe("MCP tools", () => {
     assert.equal(listed.runs[0].workflow_id, ran.workflow_id);
   });
 
+  test("a wait with a progress token streams progress (SSE) and ends with the run", async () => {
+    const started = await ok(admin, "workflow_start", { name: "sleeper" });
+    const progress: number[] = [];
+    // A progress callback makes the client send a progress token: the answer becomes SSE.
+    const r = await admin.callTool(
+      { name: "workflow_describe", arguments: { workflow_id: started.workflow_id, wait_ms: 6000 } },
+      undefined,
+      { onprogress: (p) => progress.push(p.progress), resetTimeoutOnProgress: true },
+    );
+    assert.ok(!r.isError, JSON.stringify(r.content));
+    assert.equal((r.structuredContent as { run: { status: string } }).run.status, "Running");
+    assert.ok(progress.length >= 1, "at least one progress report in 6 s (one each 5 s)");
+    await ok(admin, "workflow_cancel", { workflow_id: started.workflow_id });
+  });
+
   test("a run tree cancelled through MCP cancels its descendants, and says which", async () => {
     const parent = await ok(admin, "workflow_start", { name: "parent" });
     const child = await until("the child run", async () => {
