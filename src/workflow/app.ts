@@ -29,6 +29,7 @@ import { EventStreams } from "./http/sse.ts";
 import { historyStreamRoute, transcriptStreamRoute } from "./http/streams.ts";
 import { type TaskQueueReader, taskQueueRoutes } from "./http/task-queues.ts";
 import { workflowRoutes } from "./http/workflows.ts";
+import { installMcp, type McpSettings } from "./mcp/endpoint.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import { ChangeSignals } from "./runs/changes.ts";
@@ -65,6 +66,8 @@ export interface AppRoles {
   readonly ui?: UiAssets;
   /** Signals of durable changes (commits, transcript entries) that wake the live streams. */
   readonly changes?: ChangeSignals;
+  /** The MCP endpoint (`[mcp]`), served when enabled; its tools call the routes above. */
+  readonly mcp?: McpSettings;
 }
 
 export function buildApp(roles: AppRoles): FastifyInstance {
@@ -108,6 +111,10 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   taskQueueRoutes(app, roles.namespaces, roles.queues);
   agentRoutes(app, { namespaces: roles.namespaces, runs: roles.workflows.runs, ...roles.agents });
   transcriptStreamRoute(app, { ...streamRoles, ...roles.agents });
+  // Last: its tools call every route above, and its path must not be one of theirs.
+  if (roles.mcp?.enabled === true) {
+    installMcp(app, { settings: roles.mcp, verify: roles.verify, log: roles.logger });
+  }
   const agentHub = roles.agents.hub;
   app.server.on("upgrade", (request, socket, head) =>
     agentHub.handleUpgrade(request, socket, head),

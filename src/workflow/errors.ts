@@ -57,6 +57,8 @@ export const HTTP_REFUSALS = {
   stop_failed: 500,
   /** A workflow definition document is refused; the message names the step and field. */
   invalid_definition: 400,
+  /** A start's input does not satisfy its definition's `input_schema`. */
+  invalid_input: 400,
   /** No definition of that name or version is registered in the namespace. */
   definition_not_found: 404,
   /** No run of that workflow id (and run id) in the namespace. */
@@ -83,6 +85,12 @@ export const HTTP_REFUSALS = {
   too_many_streams: 503,
   /** The request arrived while the server was stopping. */
   shutting_down: 503,
+  /** MCP endpoint: a present `Origin` header that is not one of `mcp.allowed_origins`. */
+  origin_not_allowed: 403,
+  /** MCP endpoint: `mcp.max_connections` connections already carry MCP requests. */
+  mcp_connections_full: 503,
+  /** MCP endpoint: GET or DELETE (it is stateless: no server stream, no session). */
+  method_not_allowed: 405,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */

@@ -211,6 +211,7 @@ export async function startServer(
       workflows: { definitions: side.definitions, runs: side.runs },
       agents: { hub, grpcAttempts: (runId: string) => matcher.liveAttempts(runId) },
       queues: matcher,
+      mcp: config.settings.mcp,
       ...(cluster === undefined || store.cluster === undefined
         ? {}
         : {

@@ -272,19 +272,5 @@ export function offeredTools(verbs: readonly string[]): ToolSpec[] {
   return TOOLS.filter((tool) => served.has(tool.verb));
 }
 
-/** A tool as `tools/list` describes it. */
-export function describeTool(tool: ToolSpec) {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: tool.inputSchema as { type: "object" },
-    outputSchema: tool.outputSchema as { type: "object" },
-    annotations: {
-      title: tool.title,
-      readOnlyHint: tool.readOnly,
-      destructiveHint: tool.destructive,
-      openWorldHint: false,
-    },
-  };
-}
+/** A tool as `tools/list` describes it (shared with the workflow server's endpoint). */
+export { describeTool } from "../../common/mcp-tool.ts";

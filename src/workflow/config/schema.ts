@@ -23,6 +23,7 @@ import {
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import { REQUEST_TIMEOUT_MS } from "../http/edge.ts";
 import { listenAddress } from "./listen.ts";
+import { mcpFields } from "./mcp.ts";
 
 /** A table whose every field has a default: absent means "all defaults". */
 function table<S extends Shape>(
@@ -118,6 +119,8 @@ export const configDecoder = object({
   agents: section({ transport: withDefault(boolean(), true) }),
   /** OpenTelemetry spans of runs and activities, to the process's registered provider. */
   tracing: section({ enabled: withDefault(boolean(), false) }),
+  /** The MCP endpoint on the HTTP listener (docs/mcp-workflows.md); off by default. */
+  mcp: section(mcpFields),
 });
 
 export type ConfigFile = ReturnType<typeof configDecoder.run>;

@@ -45,4 +45,12 @@ enabled = true
 
 [agents]
 transport = true
+
+# The MCP endpoint for agents (docs/mcp-workflows.md): off unless enabled. Put a TLS proxy in
+# front of it; a browser-based client's Origin must be listed exactly.
+# [mcp]
+# enabled = true
+# path = "/mcp"
+# allowed_origins = ["https://console.example.com"]
+# max_connections = 64
 `;

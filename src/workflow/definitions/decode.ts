@@ -31,6 +31,7 @@ import {
 } from "../../common/decode/index.ts";
 import { canonicalJson, versionOf } from "./canonical.ts";
 import { compileExpression, type Expression, expression } from "./expression.ts";
+import { inputSchema } from "./input-schema.ts";
 import { type RetryPolicy, STEP_KINDS, type Step, type WorkflowDefinition } from "./types.ts";
 
 export const DEFINITION_CODE = "invalid_definition";
@@ -231,6 +232,7 @@ const header = object({
   start_to_close_ms: optional(ms()),
   deadline_ms: optional(ms()),
   output: optional(expression()),
+  input_schema: optional(inputSchema),
   // Steps decode in a second pass, with the document's defaults.
   steps: array(described({ expected: "step object", run: (v) => v }, stepRef.schema!), {
     min: 1,
@@ -311,6 +313,7 @@ const definitionDecoder: Decoder<WorkflowDefinition> = withCode(
         steps,
         output: h.output,
         deadlineMs: h.deadline_ms ?? 0,
+        inputSchema: h.input_schema,
         canonical,
       };
     },

@@ -5,6 +5,7 @@
  */
 
 import type { Expression } from "./expression.ts";
+import type { InputSchema } from "./input-schema.ts";
 
 export interface RetryPolicy {
   /** Attempts in all, from 1 (1 = never retry). */
@@ -91,6 +92,8 @@ export interface WorkflowDefinition {
   readonly output: Expression | undefined;
   /** Run deadline from its start; 0: none. When reached the run is cancelled. */
   readonly deadlineMs: number;
+  /** What a run's input must satisfy (`input_schema`), enforced at start; undefined: any. */
+  readonly inputSchema: InputSchema | undefined;
   /** The canonical JSON text the version hashes (kept so a definition can be shown). */
   readonly canonical: string;
 }

@@ -11,7 +11,7 @@
  */
 
 import type { FastifyInstance } from "fastify";
-import { object, optional, u32 } from "../../common/decode/index.ts";
+import { integer, object, optional, u32, withDefault } from "../../common/decode/index.ts";
 import { interventionKind } from "../../protocol/agent-transport/interventions.ts";
 import { uuid } from "../../protocol/agent-transport/messages.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
@@ -21,7 +21,7 @@ import type { RunService } from "../runs/service.ts";
 import { principalOf } from "./auth.ts";
 import { grantedNamespace } from "./workflows.ts";
 
-const attemptsBody = object({ namespace: optional(namespaceName()), workflow_id: uuid() });
+export const attemptsBody = object({ namespace: optional(namespaceName()), workflow_id: uuid() });
 
 const attemptFields = {
   namespace: optional(namespaceName()),
@@ -30,8 +30,17 @@ const attemptFields = {
   activity_id: u32(),
   attempt: u32(),
 };
-const interveneBody = object({ ...attemptFields, kind: interventionKind });
-const transcriptBody = object(attemptFields);
+export const interveneBody = object({ ...attemptFields, kind: interventionKind });
+/** The most entries one transcript answer holds when the caller asks for a page. */
+export const TRANSCRIPT_PAGE_MAX = 10_000;
+
+export const transcriptBody = object({
+  ...attemptFields,
+  /** Entries already read: the index of the first one answered. */
+  after: withDefault(integer("u32"), 0),
+  /** A page of at most this many (absent: every entry from `after`). */
+  limit: optional(integer("u32", { min: 1, max: TRANSCRIPT_PAGE_MAX })),
+});
 
 /** An attempt a gRPC worker holds: listed, but it has no agent-transport connection. */
 export interface GrpcAttempt {
@@ -106,7 +115,12 @@ export function agentRoutes(app: FastifyInstance, roles: AgentRoles): void {
       const namespace = grantedNamespace(roles, request, body.namespace);
       await roles.runs.describe(namespace, body.workflow_id, body.run_id);
       const ref = { run_id: body.run_id, activity_id: body.activity_id, attempt: body.attempt };
-      return { entries: await roles.hub.transcript(ref) };
+      const all = await roles.hub.transcript(ref);
+      const end = body.limit === undefined ? all.length : body.after + body.limit;
+      return {
+        entries: all.slice(body.after, end),
+        next: end < all.length ? end : null,
+      };
     },
   );
 }

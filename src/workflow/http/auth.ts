@@ -1,6 +1,6 @@
 /**
  * Bearer authentication for every route except those whose config says `public: true`
- * (only `/health`). It runs on `onRequest`, before the body is read, so an unauthenticated
+ * (only `/health`) or `bearer: "route"` (the MCP endpoint, which signs callers in itself). It runs on `onRequest`, before the body is read, so an unauthenticated
  * caller cannot make the server parse anything. A missing, malformed, expired or foreign
  * bearer is 401 `unauthenticated`; routes then check grants and answer 403 `forbidden`. A
  * route whose config says `nodeToNode: true` takes only a cluster node's credential (any
@@ -19,6 +19,8 @@ declare module "fastify" {
     public?: boolean;
     /** A route only cluster nodes call (auth/node-credential.ts). */
     nodeToNode?: boolean;
+    /** A route that signs its caller in itself (the MCP endpoint: its own 401 challenge). */
+    bearer?: "route";
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -28,7 +30,8 @@ declare module "fastify" {
 export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
   app.decorateRequest("principal", null);
   app.addHook("onRequest", async (request) => {
-    if (request.routeOptions.config?.public === true) return;
+    const config = request.routeOptions.config;
+    if (config?.public === true || config?.bearer === "route") return;
     const header = request.headers.authorization;
     if (header === undefined) {
       throw workflowError("unauthenticated", "missing authorization: Bearer <token>");
@@ -38,7 +41,7 @@ export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
       throw workflowError("unauthenticated", "authorization must be Bearer <token>");
     }
     request.principal = await verify(token);
-    if (request.routeOptions.config?.nodeToNode === true) requireNode(request.principal);
+    if (config?.nodeToNode === true) requireNode(request.principal);
   });
 }
 

@@ -61,13 +61,13 @@ const anyJson: Decoder<unknown> = {
 };
 
 /** A definition as text (YAML or JSON, per `format`) or as a JSON object. */
-const definitionBody = object({
+export const definitionBody = object({
   namespace: optional(namespaceName()),
   definition: anyJson,
   format: withDefault(oneOf(["yaml", "json"]), "yaml"),
 });
 
-const startBody = object({
+export const startBody = object({
   namespace: optional(namespaceName()),
   name: string({ minBytes: 1, expected: "definition name" }),
   /** A registered version (`sha256:…`); absent: the latest registered of `name`. */
@@ -78,7 +78,7 @@ const startBody = object({
   deadline_ms: optional(map(durationMs({ max: Number.MAX_SAFE_INTEGER }), Number)),
 });
 
-const runBody = object({
+export const runBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
   run_id: optional(uuid()),
@@ -87,7 +87,7 @@ const runBody = object({
 /** The most events one history answer holds; a longer history is read in pages (`next`). */
 export const HISTORY_PAGE_MAX = 10_000;
 
-const historyBody = object({
+export const historyBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
   run_id: optional(uuid()),
@@ -96,14 +96,14 @@ const historyBody = object({
   limit: withDefault(integer("u32", { min: 1, max: HISTORY_PAGE_MAX }), HISTORY_PAGE_MAX),
 });
 
-const describeBody = object({
+export const describeBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
   run_id: optional(uuid()),
   wait_ms: withDefault(integer("u32", { max: DESCRIBE_WAIT_MAX_MS }), 0),
 });
 
-const signalBody = object({
+export const signalBody = object({
   namespace: optional(namespaceName()),
   workflow_id: uuid(),
   run_id: optional(uuid()),
@@ -112,7 +112,7 @@ const signalBody = object({
 });
 
 /** `GET /workflows/definitions?namespace=N`: the query string, decoded like a body. */
-const definitionsQuery = object({ namespace: optional(namespaceName()) });
+export const definitionsQuery = object({ namespace: optional(namespaceName()) });
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -130,7 +130,7 @@ const rfc3339: Decoder<number> = map(
   (text) => Date.parse(text),
 );
 
-const listBody = object({
+export const listBody = object({
   namespace: optional(namespaceName()),
   status: optional(oneOf(["Running", "Paused", "Completed", "Failed", "Cancelled"])),
   /** A definition name: runs started from any of its versions. */
@@ -268,14 +268,19 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const query = definitionsQuery.run(request.query, undefined);
       const namespace = grantedNamespace(roles, request, query.namespace);
       const definitions = await roles.definitions.list(namespace);
+      // Decoded versions are cached, so each latest one is parsed once per server.
+      const latest = await Promise.all(
+        definitions.map((d) => roles.definitions.byVersion(namespace, d.version)),
+      );
       return {
         namespace,
-        definitions: definitions.map((d) => ({
+        definitions: definitions.map((d, i) => ({
           name: d.name,
           version: d.version,
           registered_at: new Date(d.registeredAt).toISOString(),
           registered_by: d.registeredBy,
           versions: d.versions,
+          input_schema: latest[i]!.inputSchema?.schema ?? null,
         })),
       };
     },

@@ -69,7 +69,17 @@ export class RunService {
     this.#ends = ends;
   }
 
+  /** Refused with `invalid_input` when the input does not satisfy the definition's schema. */
   async start(request: StartRequest): Promise<Started> {
+    const { inputSchema, name } = request.definition;
+    // Every start passes here (HTTP, MCP, a forwarded cluster request): one place enforces it.
+    const refused = inputSchema?.check(JSON.parse(request.inputJson));
+    if (refused !== undefined) {
+      throw workflowError(
+        "invalid_input",
+        `the input does not satisfy the input_schema of ${JSON.stringify(name)}: ${refused}`,
+      );
+    }
     const workflowId = request.workflowId ?? uuidv7();
     const key = `${request.namespace}\0${workflowId}`;
     const inFlight = this.#starting.get(key);

@@ -44,6 +44,23 @@ describe("workflow server configuration", () => {
     assert.equal(c.settings.namespaces.max_in_flight_activities, 1024);
   });
 
+  test("[mcp] is off by default, and the template shows it commented out", () => {
+    const defaults = { enabled: false, path: "/mcp", allowed_origins: [], max_connections: 64 };
+    assert.deepEqual(parseConfig("", FILE).settings.mcp, defaults);
+    assert.deepEqual(parseConfig(FIRST_RUN_TEMPLATE, FILE).settings.mcp, defaults);
+    const shown = FIRST_RUN_TEMPLATE.split("\n").filter(
+      (l) =>
+        l.startsWith("# [mcp]") || /^# (enabled|path|allowed_origins|max_connections) = /.test(l),
+    );
+    const uncommented = shown.map((l) => l.slice(2)).join("\n");
+    assert.deepEqual(parseConfig(uncommented, FILE).settings.mcp, {
+      enabled: true,
+      path: "/mcp",
+      allowed_origins: ["https://console.example.com"],
+      max_connections: 64,
+    });
+  });
+
   const accepted: [
     label: string,
     toml: string,
@@ -110,6 +127,17 @@ describe("workflow server configuration", () => {
         }),
     ],
     ["node_id", '[cluster]\nnode_id = "n1"', (c) => assert.equal(c.nodeId, "n1")],
+    [
+      "an [mcp] section",
+      '[mcp]\nenabled = true\npath = "/agents/mcp"\nallowed_origins = ["http://localhost:6274", "https://a.example"]\nmax_connections = 8',
+      (c) =>
+        assert.deepEqual(c.settings.mcp, {
+          enabled: true,
+          path: "/agents/mcp",
+          allowed_origins: ["http://localhost:6274", "https://a.example"],
+          max_connections: 8,
+        }),
+    ],
   ];
   for (const [label, toml, check] of accepted) {
     test(`accepts ${label}`, () => check(parseConfig(toml, FILE)));
@@ -183,6 +211,25 @@ describe("workflow server configuration", () => {
     ],
     ["a table given as a value", "outbox = true", "outbox: expected object, found boolean"],
     ["TOML syntax error", "[namespaces", "not valid TOML"],
+    ["unknown key in mcp", "[mcp]\nsessions = true", "mcp.sessions: unknown field"],
+    ["mcp.path without a slash", '[mcp]\npath = "mcp"', "mcp.path: must be an absolute path"],
+    ["mcp.path ending in /", '[mcp]\npath = "/mcp/"', "mcp.path: must be an absolute path"],
+    ["mcp.path with ..", '[mcp]\npath = "/a/.."', "mcp.path: must not have . or .. segments"],
+    [
+      "an origin with a path",
+      '[mcp]\nallowed_origins = ["https://a.example/"]',
+      'mcp.allowed_origins[0]: "https://a.example/" must not end with /',
+    ],
+    [
+      "an origin not in canonical form",
+      '[mcp]\nallowed_origins = ["https://A.example:443"]',
+      'mcp.allowed_origins[0]: "https://A.example:443" must omit the default port',
+    ],
+    [
+      "zero mcp connections",
+      "[mcp]\nmax_connections = 0",
+      "mcp.max_connections: must be between 1 and 1000000, found 0",
+    ],
   ];
   for (const [label, toml, message] of refusals) {
     test(`refuses ${label}`, () => {
