@@ -8,13 +8,17 @@
  *
  * Ajv is strict about the schema itself (an unknown keyword such as `requried` is refused
  * rather than silently ignored) and knows the standard formats. No `$ref` leaves the
- * schema: nothing is fetched, so a remote reference does not compile and is refused.
+ * schema: nothing is fetched, so a remote reference does not compile and is refused. Its
+ * `pattern` and `patternProperties` regexes run on V8's linear-time engine, as expressions'
+ * do: whoever registers a definition cannot make a start backtrack catastrophically, and a
+ * pattern that engine cannot run (a backreference) is refused at registration.
  */
 
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { type Decoder, expectObject, type Path, refuse } from "../../common/decode/index.ts";
 import { canonicalJson } from "./canonical.ts";
+import { linearRegExp } from "./expression-limits.ts";
 
 /** The dialect a declared `$schema` must name (absent, this one is assumed). */
 export const INPUT_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
@@ -35,7 +39,16 @@ export interface InputSchema {
 
 // One compiler for every definition: each compiled schema is removed from Ajv's cache at
 // once (the definition keeps its validator), so registrations never grow Ajv's memory.
+// V8's linear-time engine does not take the `u` flag, so patterns compile without it
+// (`unicodeRegExp: false` below): `\\p{…}` classes and `\\u{…}` escapes are refused.
+const patternEngine = Object.assign(
+  (pattern: string, flags: string) => linearRegExp(new RegExp(pattern, flags)),
+  // Ajv names the engine in standalone code, which this project never generates.
+  { code: "linearRegExp" },
+);
 const ajv = new Ajv2020({
+  code: { regExp: patternEngine },
+  unicodeRegExp: false,
   strict: true,
   strictTypes: false,
   strictTuples: false,

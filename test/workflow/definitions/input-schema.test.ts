@@ -58,6 +58,27 @@ describe("input_schema", () => {
     assert.match(d.inputSchema?.check({ n: 2 }) ?? "", /input.n must be <= 1.5/);
   });
 
+  test("patterns run on the linear-time engine: a nested quantifier cannot backtrack", () => {
+    const d = withSchema({
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(a+)+$" } },
+      patternProperties: { "^(x+)+y$": { type: "integer" } },
+    });
+    // With backtracking, each of these takes longer than the age of the universe.
+    const evil = `${"a".repeat(64)}!`;
+    assert.match(d.inputSchema?.check({ s: evil }) ?? "", /input.s must match pattern/);
+    assert.equal(d.inputSchema?.check({ s: "aaa" }), undefined);
+    assert.equal(d.inputSchema?.check({ [`${"x".repeat(64)}!`]: "not checked" }), undefined);
+  });
+
+  test("a pattern the linear-time engine cannot run (a backreference) is refused", () => {
+    const message = refusal({
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(a)\\1$" } },
+    });
+    assert.match(message, /input_schema/);
+  });
+
   test("the same $id registered twice compiles twice (nothing is kept by the compiler)", () => {
     const schema = { $id: "https://example.com/in", type: "object" };
     withSchema(schema);
