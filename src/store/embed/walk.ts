@@ -21,13 +21,13 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Store } from "../engine/index.ts";
-import { storeError } from "../errors.ts";
 import {
   type Binding,
   companionOf,
   fieldText,
   type Marker,
   markerAuthor,
+  modelChange,
   parseFieldPath,
   parseMarker,
   REGISTRY,
@@ -113,8 +113,9 @@ export class EmbedWalker {
     if (!(await this.#admit())) return false;
     let worked = false;
     for (const [collection, binding] of readBindings(this.#store)) {
-      if (binding.model !== this.#service.identity) {
-        this.#errors.set(collection, modelChange(collection, binding));
+      const changed = modelChange(collection, binding, this.#service.identity);
+      if (changed !== undefined) {
+        this.#errors.set(collection, changed);
         continue;
       }
       let branches: string[];
@@ -369,13 +370,6 @@ function emptyMarker(): Marker {
 
 function done(marker: Marker, branch: string): Marker {
   return { at: marker.to!, branch, count: marker.count };
-}
-
-function modelChange(collection: string, binding: Binding): SkeinError {
-  return storeError(
-    "embed_model_change_not_available",
-    `${collection} is embedded with model ${binding.model}; the store's model is another`,
-  );
 }
 
 /** The marker of the companion branch's head; undefined when the branch does not exist. */
