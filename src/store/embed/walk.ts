@@ -356,11 +356,11 @@ export class EmbedWalker {
     const puts = [...vectors].map(([key, value]) => ({ key, value }));
     for (const put of puts) if (!store.get(where, put.key).found) count++;
     count -= deletes.length;
-    const author = markerAuthor({ ...next, count });
-    // Both commits in one turn: the deletes' marker is already the page's end, and no
-    // crash can fall between two synchronous commits of one turn and the next page read.
-    if (deletes.length > 0) store.delete(where, deletes, author);
-    if (puts.length > 0 || deletes.length === 0) store.put(where, puts, author);
+    // One commit, even when empty (it moves the marker): the page's vectors and its end
+    // marker become durable together. Deletes and puts in two commits let a SIGKILL land
+    // between them, leaving a head whose marker said the page was done without its puts:
+    // records with text and no vectors, never embedded again.
+    store.edit(where, { puts, deletes }, markerAuthor({ ...next, count }));
   }
 }
 
