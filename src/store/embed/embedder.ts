@@ -5,6 +5,7 @@
  * imports the other's.
  */
 
+import type { SkeinError } from "../../common/errors.ts";
 import type { EmbedSettings } from "../config/types.ts";
 import type { WriterGate } from "./writer-gate.ts";
 
@@ -13,7 +14,7 @@ export type EmbedKind = "document" | "question";
 /** One text's vectors: one per window (one when windows are off, and for questions). */
 export type TextVectors =
   | { readonly ok: true; readonly windows: Float32Array[] }
-  | { readonly ok: false; readonly code: "windows_over_cap"; readonly windows: number };
+  | { readonly ok: false; readonly refusal: SkeinError };
 
 export interface Embedder {
   /** The model manifest's sha256, as the worker's Ready said. */

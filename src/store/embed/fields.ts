@@ -14,6 +14,7 @@
  * before it.
  */
 
+import type { SkeinError } from "../../common/errors.ts";
 import { storeError } from "../errors.ts";
 
 export const REGISTRY = "~embed";
@@ -26,6 +27,24 @@ export function companionOf(collection: string): string {
 export interface Binding {
   readonly field: string;
   readonly model: string;
+}
+
+/**
+ * `embed_model_change_not_available` when `collection`'s field was embedded with another
+ * model than the store's (`identity`), else undefined. Vectors of two models are not
+ * comparable, so such a field is neither embedded further nor searched by vector: no
+ * question of one model is ever ranked against vectors of another.
+ */
+export function modelChange(
+  collection: string,
+  binding: Binding,
+  identity: string,
+): SkeinError | undefined {
+  if (binding.model === identity) return undefined;
+  return storeError(
+    "embed_model_change_not_available",
+    `${collection}.${binding.field} is embedded with model ${binding.model}, not the store's ${identity}`,
+  );
 }
 
 export interface Marker {

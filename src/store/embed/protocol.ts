@@ -54,6 +54,8 @@ export const workerInput = tagged("type", {
 const item = tagged("kind", {
   vectors: { windows: count, data: string() },
   refused: { code: oneOf(["windows_over_cap"] as const), windows: count },
+  /** A question of more content tokens than one window holds (`most`): never truncated. */
+  too_long: { tokens: count, most: count },
 });
 
 export const workerOutput = tagged("type", {

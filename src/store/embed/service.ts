@@ -16,7 +16,7 @@ import type { EmbedSettings } from "../config/types.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { Embedder, EmbedKind, TextVectors } from "./embedder.ts";
-import { COMPONENT_BYTES } from "./protocol.ts";
+import { COMPONENT_BYTES, type VectorsItem } from "./protocol.ts";
 import { EmbedSupervisor } from "./supervisor.ts";
 import { EmbedWalker } from "./walk.ts";
 import { WriterGate } from "./writer-gate.ts";
@@ -102,8 +102,8 @@ export class EmbedService implements Embedder {
     if (failure !== undefined) throw failure;
     const items = await worker.embed(kind, texts, this.#callMs(kind));
     const dims = this.dims ?? 0;
-    return items.map((item) => {
-      if (item.kind === "refused") return { ok: false, code: item.code, windows: item.windows };
+    return items.map((item, i) => {
+      if (item.kind !== "vectors") return { ok: false, refusal: this.#refusal(item, i) };
       const bytes = Buffer.from(item.data, "base64");
       const windows: Float32Array[] = [];
       for (let w = 0; w < item.windows; w++) {
@@ -115,6 +115,20 @@ export class EmbedService implements Embedder {
       }
       return { ok: true, windows };
     });
+  }
+
+  /** The refusal of text `i` that the worker would not embed. */
+  #refusal(item: Exclude<VectorsItem, { kind: "vectors" }>, i: number): SkeinError {
+    if (item.kind === "too_long") {
+      return storeError(
+        "embed_input_too_large",
+        `text ${i} is ${item.tokens} tokens; a question must fit the model's window of ${item.most}`,
+      );
+    }
+    return storeError(
+      "windows_over_cap",
+      `text ${i} needs ${item.windows} windows; embed_max_windows is ${this.settings.embed_max_windows}`,
+    );
   }
 
   /** embed_call_ms per batch; a document batch with windows allows it per possible window. */

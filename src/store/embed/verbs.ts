@@ -8,7 +8,14 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
-import { type Binding, companionOf, parseFieldPath, parseMarker, REGISTRY } from "./fields.ts";
+import {
+  type Binding,
+  companionOf,
+  modelChange,
+  parseFieldPath,
+  parseMarker,
+  REGISTRY,
+} from "./fields.ts";
 import type { EmbedService } from "./service.ts";
 import { companionMarker, decodeVectors, readBindings } from "./walk.ts";
 
@@ -26,13 +33,8 @@ export async function embedTexts(
 ): Promise<TextsAnswer> {
   if (service === null) throw storeError("embed_disabled");
   const results = await service.embed(kind, texts);
-  const vectors = results.map((result, i) => {
-    if (!result.ok) {
-      throw storeError(
-        "windows_over_cap",
-        `text ${i} needs ${result.windows} windows; embed_max_windows is ${service.settings.embed_max_windows}`,
-      );
-    }
+  const vectors = results.map((result) => {
+    if (!result.ok) throw result.refusal;
     return result.windows.map((v) => Array.from(v));
   });
   return { model: service.identity, dims: service.dims ?? 0, vectors };
@@ -55,12 +57,8 @@ export function enableField(
   store.listBranches(collection, undefined, 1); // collection_not_found
   parseFieldPath(field);
   const existing = readBindings(store).get(collection);
-  if (existing !== undefined && existing.model !== embed.identity) {
-    throw storeError(
-      "embed_model_change_not_available",
-      `${collection}.${existing.field} is embedded with model ${existing.model}, not ${embed.identity}`,
-    );
-  }
+  const changed = existing && modelChange(collection, existing, embed.identity);
+  if (changed !== undefined) throw changed;
   if (existing !== undefined && existing.field !== field) {
     throw storeError(
       "invalid_request",
@@ -138,9 +136,9 @@ export function fieldStatus(
     after = page.next ?? undefined;
   } while (after !== undefined);
   const failure =
-    binding.model !== service.identity
-      ? storeError("embed_model_change_not_available", `embedded with model ${binding.model}`)
-      : (service.failure ?? service.walker?.error(collection));
+    modelChange(collection, binding, service.identity) ??
+    service.failure ??
+    service.walker?.error(collection);
   return {
     collection,
     field: binding.field,

@@ -21,7 +21,6 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Store } from "../engine/index.ts";
-import { storeError } from "../errors.ts";
 import type { Embedder } from "./embedder.ts";
 import {
   type Binding,
@@ -29,6 +28,7 @@ import {
   fieldText,
   type Marker,
   markerAuthor,
+  modelChange,
   parseFieldPath,
   parseMarker,
   REGISTRY,
@@ -113,8 +113,9 @@ export class EmbedWalker {
     if (!(await this.#admit())) return false;
     let worked = false;
     for (const [collection, binding] of readBindings(this.#store)) {
-      if (binding.model !== this.#service.identity) {
-        this.#errors.set(collection, modelChange(collection, binding));
+      const changed = modelChange(collection, binding, this.#service.identity);
+      if (changed !== undefined) {
+        this.#errors.set(collection, changed);
         continue;
       }
       let branches: string[];
@@ -355,11 +356,11 @@ export class EmbedWalker {
     const puts = [...vectors].map(([key, value]) => ({ key, value }));
     for (const put of puts) if (!store.get(where, put.key).found) count++;
     count -= deletes.length;
-    const author = markerAuthor({ ...next, count });
-    // Both commits in one turn: the deletes' marker is already the page's end, and no
-    // crash can fall between two synchronous commits of one turn and the next page read.
-    if (deletes.length > 0) store.delete(where, deletes, author);
-    if (puts.length > 0 || deletes.length === 0) store.put(where, puts, author);
+    // One commit, even when empty (it moves the marker): the page's vectors and its end
+    // marker become durable together. Deletes and puts in two commits let a SIGKILL land
+    // between them, leaving a head whose marker said the page was done without its puts:
+    // records with text and no vectors, never embedded again.
+    store.edit(where, { puts, deletes }, markerAuthor({ ...next, count }));
   }
 }
 
@@ -369,13 +370,6 @@ function emptyMarker(): Marker {
 
 function done(marker: Marker, branch: string): Marker {
   return { at: marker.to!, branch, count: marker.count };
-}
-
-function modelChange(collection: string, binding: Binding): SkeinError {
-  return storeError(
-    "embed_model_change_not_available",
-    `${collection} is embedded with model ${binding.model}; the store's model is another`,
-  );
 }
 
 /** The marker of the companion branch's head; undefined when the branch does not exist. */

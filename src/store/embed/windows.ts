@@ -2,8 +2,9 @@
  * Windows over a long text's content tokens: each window holds at most `capacity` content
  * tokens (embed_tokens less the special and prefix tokens) and starts `capacity - overlap`
  * tokens after the one before it, so consecutive windows share `overlap` tokens and the
- * last window ends at the text's end. A text that fits is one window; without windows
- * (and for questions) a longer text is truncated to its first `capacity` tokens.
+ * last window ends at the text's end. A text that fits is one window; without windows a
+ * longer document is truncated to its first `capacity` tokens (a longer question is
+ * refused by the worker, never truncated).
  */
 
 export interface Span {

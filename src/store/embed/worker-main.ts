@@ -255,6 +255,11 @@ async function embedTexts(
   texts.forEach((text, item) => {
     const content = encode(model.tokenizer, text);
     const overlap = windows?.overlap ?? 0;
+    // A question is never truncated: a search would answer for a question it was not asked.
+    if (kind === "question" && content.length > capacity) {
+      items[item] = { kind: "too_long", tokens: content.length, most: capacity };
+      return;
+    }
     const count = windows === null ? 1 : windowCount(content.length, capacity, overlap);
     if (windows !== null && count > windows.max) {
       items[item] = { kind: "refused", code: "windows_over_cap", windows: count };

@@ -65,6 +65,19 @@ export function deleteDocuments(
   return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
 }
 
+/** Puts and deletes as one commit: one version, so no reader or crash sees half of it. */
+export function editDocuments(
+  ctx: StoreContext,
+  where: Where,
+  edits: { readonly puts: readonly DocumentRecord[]; readonly deletes: readonly string[] },
+  author: string | Signed,
+  durability: Durability,
+): Committed<Receipt> {
+  const all: Edit[] = edits.deletes.map((key) => [key, undefined]);
+  for (const r of edits.puts) all.push([r.key, encodeValue(r.value)]);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, all), author, durability);
+}
+
 /** Records with keys after `after` and starting with `prefix`, in key order. */
 export function listDocuments(
   ctx: StoreContext,

@@ -33,6 +33,7 @@ import { branchId, type StoreContext, storeStats } from "./context.ts";
 import {
   type DocumentRecord,
   deleteDocuments,
+  editDocuments,
   getDocument,
   listDocuments,
   putDocuments,
@@ -278,6 +279,15 @@ export class Store {
 
   delete(where: Where, keys: readonly string[], author: string | Signed = "local"): Receipt {
     return this.#advanced(deleteDocuments(this.ctx, where, keys, author, "now")).value;
+  }
+
+  /** Puts and deletes (keys distinct) in one commit. */
+  edit(
+    where: Where,
+    edits: { readonly puts: readonly DocumentRecord[]; readonly deletes: readonly string[] },
+    author: string | Signed = "local",
+  ): Receipt {
+    return this.#advanced(editDocuments(this.ctx, where, edits, author, "now")).value;
   }
 
   /** `delete` through the commit pipeline: resolves with the receipt once it is durable. */

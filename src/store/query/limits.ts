@@ -40,3 +40,12 @@ export const WORKER_OUTPUT_FRAME_SLACK_BYTES = 1 << 20;
 
 /** Longest code text `query.run` accepts. */
 export const QUERY_CODE_BYTES = 1 << 20;
+
+/**
+ * Deepest nesting of arrays and objects in one output (the output itself is level 1, a
+ * number level 0). Past a few thousand levels QuickJS's stringify overflows the worker's
+ * stack and the store's reply encoder overflows the store's; 256 is twice a stored value's
+ * bound (128, the socket's), so a record returned whole, even wrapped by a fast-path
+ * expression (at most 64 levels, expression.ts), always fits.
+ */
+export const QUERY_OUTPUT_DEPTH = 256;

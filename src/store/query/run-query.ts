@@ -19,7 +19,8 @@ import type { SkeinError } from "../../common/errors.ts";
 import type { RecordScan, RecordText } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { encodeBatchFrame } from "./frames.ts";
-import { QUERY_BATCH_RECORDS, QUERY_BATCHES_IN_FLIGHT } from "./limits.ts";
+import { QUERY_BATCH_RECORDS, QUERY_BATCHES_IN_FLIGHT, QUERY_OUTPUT_DEPTH } from "./limits.ts";
+import { nestsDeeperThan } from "./output-depth.ts";
 import { WORKER_ERROR_CODES, type WorkerOutput } from "./protocol.ts";
 import type { QueryWorkerProcess } from "./worker-process.ts";
 
@@ -163,6 +164,12 @@ function collect(
       throw storeError(
         "query_output_limit",
         `record ${JSON.stringify(keys[index])} gave more than query_outputs_per_record (${limits.outputsPerRecord}) outputs`,
+      );
+    }
+    if (nestsDeeperThan(output, QUERY_OUTPUT_DEPTH)) {
+      throw storeError(
+        "query_output_limit",
+        `record ${JSON.stringify(keys[index])} gave an output nested deeper than ${QUERY_OUTPUT_DEPTH} levels`,
       );
     }
     page.push({ key: keys[index]!, output });

@@ -24,6 +24,7 @@ import {
   type QuickJSSyncVariant,
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
+import { QUERY_OUTPUT_DEPTH } from "./limits.ts";
 
 // The package's types are its CommonJS ones, where the default import is the module
 // object; under ESM (how it is loaded) the default export is the variant itself.
@@ -183,29 +184,55 @@ async function takeRuntime(memoryBytes: number): Promise<Fresh> {
 }
 
 /**
- * Captures the intrinsics it uses before the query's code is evaluated, and uses no
- * prototype method, so a query that replaces them (Array.prototype.push, say) still has
- * its outputs gathered; whatever else it breaks is its own sandbox's. Throws a marked object
- * when one record has more outputs than allowed.
+ * Captures the intrinsics it uses when the runtime is made, before any query code runs (a
+ * query's code can run statements while it is compiled: `(Array.prototype.push = null, f)`),
+ * and uses no prototype method, so a query that replaces them still has its outputs
+ * gathered; whatever else it breaks is its own sandbox's. Throws a marked object when one
+ * record has more outputs than allowed, or an output nests deeper than QUERY_OUTPUT_DEPTH.
+ *
+ * The depth is measured by the replacer of the one `stringify` that serializes the batch,
+ * on what is actually serialized (after `toJSON`, getters and proxies), and refused before
+ * stringify descends further: QuickJS's stringify recurses on the WebAssembly stack, which
+ * is the host's, and its own stack check does not see it, so a deep enough output overflows
+ * the worker's stack instead of failing inside the sandbox. A walk before stringify would be
+ * neither cheaper nor sound (a getter can answer it shallow and stringify deep). Stringify
+ * calls the replacer depth first with each value's holder, so the path is a stack popped
+ * back to the holder; it is a null-prototype object, which no query's setter on
+ * Array.prototype can reach.
  */
-const DRIVER = `(function (fn, argsJson, maxOutputs) {
+const DRIVER = `(function () {
   "use strict";
   const parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
-  const args = parse(argsJson);
-  return function (recordsJson) {
-    const records = parse(recordsJson);
-    const rows = [];
-    for (let i = 0; i < records.length; i++) {
-      const out = fn(records[i], args);
-      if (out === undefined) continue;
-      if (isArray(out)) {
-        if (out.length > maxOutputs) throw { skeinLimit: "output", index: i, count: out.length };
-        for (let j = 0; j < out.length; j++) rows[rows.length] = [i, out[j]];
-      } else rows[rows.length] = [i, out];
-    }
-    return stringify(rows);
+  const create = Object.create;
+  return function (fn, argsJson, maxOutputs, maxDepth) {
+    const args = parse(argsJson);
+    // The batch array, a row, then the output: the output's first level is the path's third.
+    const deepest = maxDepth + 2;
+    return function (recordsJson) {
+      const records = parse(recordsJson);
+      const rows = [];
+      for (let i = 0; i < records.length; i++) {
+        const out = fn(records[i], args);
+        if (out === undefined) continue;
+        if (isArray(out)) {
+          if (out.length > maxOutputs) throw { skeinLimit: "output", index: i, count: out.length };
+          for (let j = 0; j < out.length; j++) rows[rows.length] = [i, out[j]];
+        } else rows[rows.length] = [i, out];
+      }
+      const path = create(null);
+      let top = -1;
+      return stringify(rows, function (key, value) {
+        if (top < 0) path[top = 0] = this;
+        else while (top > 0 && path[top] !== this) top--;
+        if (typeof value === "object" && value !== null) {
+          if (++top > deepest) throw { skeinLimit: "depth" };
+          path[top] = value;
+        }
+        return value;
+      });
+    };
   };
-})`;
+})()`;
 
 export class Sandbox {
   readonly #runtime: QuickJSRuntime;
@@ -261,9 +288,10 @@ export class Sandbox {
       }
       const argsHandle = keep(context.newString(argsJson));
       const max = keep(context.newNumber(limits.outputsPerRecord));
+      const depth = keep(context.newNumber(QUERY_OUTPUT_DEPTH));
       const run = unwrap(
         context,
-        context.callFunction(driver, context.undefined, fn, argsHandle, max),
+        context.callFunction(driver, context.undefined, fn, argsHandle, max, depth),
       );
       return new Sandbox(parts, run, limits);
     } catch (error) {
@@ -409,6 +437,12 @@ function fromQuickJS(dumped: unknown, limits?: SandboxLimits): SandboxError {
     return new SandboxError(
       "query_output_limit",
       `a record gave ${String(value.count)} outputs; query_outputs_per_record is ${max}`,
+    );
+  }
+  if (value.skeinLimit === "depth") {
+    return new SandboxError(
+      "query_output_limit",
+      `an output nests deeper than ${QUERY_OUTPUT_DEPTH} levels of arrays and objects`,
     );
   }
   if (value.name === "InternalError" && value.message === "interrupted") {

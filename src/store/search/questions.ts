@@ -25,7 +25,10 @@ export class QuestionBatches {
     this.#embed = embed;
   }
 
-  /** The question's vector (never windowed; truncated to the model's window). */
+  /**
+   * The question's vector (never windowed, never truncated: a question longer than the
+   * model's window is `embed_input_too_large`, from the worker, which alone counts tokens).
+   */
   ask(text: string): Promise<Float32Array> {
     const s = this.#embed.settings;
     const bytes = Buffer.byteLength(text);
@@ -57,6 +60,7 @@ export class QuestionBatches {
         batch.forEach((q, i) => {
           const result = results[i];
           if (result?.ok && result.windows[0] !== undefined) q.resolve(result.windows[0]);
+          else if (result?.ok === false) q.reject(result.refusal);
           else
             q.reject(storeError("embed_worker_failed", "the question worker answered no vector"));
         });

@@ -26,7 +26,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../../common/log.ts";
-import { type Binding, parseFieldPath } from "../embed/fields.ts";
+import { type Binding, modelChange, parseFieldPath } from "../embed/fields.ts";
 import type { EmbedService } from "../embed/service.ts";
 import { readBindings } from "../embed/walk.ts";
 import type { Store } from "../engine/index.ts";
@@ -132,6 +132,9 @@ export class SearchService {
 
   async search(args: SearchArgs): Promise<SearchAnswer> {
     const store = this.#store;
+    // The collection before its binding: an unknown one is collection_not_found, as for
+    // every other verb, not a missing embedded field.
+    store.listBranches(args.collection, undefined, 1);
     const binding = this.#binding(args.collection, args.field);
     const head = headVersion(store, args.collection, args.branch);
     const version = args.version ?? head;
@@ -142,6 +145,8 @@ export class SearchService {
     store.scanRecords({ collection: args.collection, branch: args.branch, version }).close();
     let question: Float32Array | undefined;
     if (args.mode !== "keyword") {
+      const changed = modelChange(args.collection, binding, this.#embed.identity);
+      if (changed !== undefined) throw changed;
       if (this.#embed.failure !== undefined) throw this.#embed.failure;
       question = await this.#questions.ask(args.text);
       await admit(store);

@@ -272,6 +272,13 @@ export class VectorIndexes {
         return true;
       }
     }
+    // Dead points (hnsw.ts) cost memory and search breadth: once they outnumber the live
+    // ones, rebuild, so an index is rebuilt at most once per as many changes as it holds.
+    if (index.wasteful) {
+      head.index = undefined;
+      this.#startBuild(head, index.version);
+      return true;
+    }
     if (
       index.version !== head.checkpoint?.version &&
       performance.now() - head.savedAt >= CHECKPOINT_MS

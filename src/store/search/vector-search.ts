@@ -40,6 +40,7 @@ export async function vectorHits(
   depth: number,
 ): Promise<VectorHit[]> {
   const found = await embedded(store, query.collection, query.branch, version);
+  if (found === undefined) return [];
   const atHead =
     !query.exact &&
     query.prefix === undefined &&
@@ -58,21 +59,28 @@ export async function vectorHits(
   return exactSearch(question, companionRecords(store, where, query.prefix), depth);
 }
 
-/** The companion version of `version`'s vectors, waiting for the walk if it is behind. */
+/**
+ * The companion version of `version`'s vectors, waiting for the walk if it is behind;
+ * undefined when the version holds no records, whose vectors are none whether or not the
+ * walk passed it (the first version of a collection, one after every record was deleted).
+ */
 async function embedded(
   store: Store,
   collection: string,
   branch: string,
   version: number,
-): Promise<{ companion: number; data: number }> {
+): Promise<{ companion: number; data: number } | undefined> {
   const companion = companionOf(collection);
   const deadline = performance.now() + EMBED_WAIT_MS;
+  let empty: boolean | undefined;
   for (;;) {
     // Most searches are at the head, whose vectors are the companion's head: one row.
     const head = embeddedHead(store, collection, branch);
     if (head?.data === version) return head;
     const found = findEmbedded(store, companion, branch, version);
     if (found !== undefined) return found;
+    empty ??= holdsNoRecords(store, { collection, branch, version });
+    if (empty) return undefined;
     const marker = companionMarker(store, companion, branch);
     const past = marker !== undefined && marker.branch === branch && marker.at > version;
     if (past || performance.now() >= deadline) {
@@ -85,5 +93,17 @@ async function embedded(
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
     await admit(store);
+  }
+}
+
+function holdsNoRecords(
+  store: Store,
+  where: { collection: string; branch: string; version: number },
+): boolean {
+  const scan = store.scanRecords(where);
+  try {
+    return scan.take(1).length === 0;
+  } finally {
+    scan.close();
   }
 }

@@ -178,12 +178,7 @@ describe("embedded fields", () => {
       await again.stop();
     }
     // The companion's history: one commit per page, pages in key order, none repeated.
-    const store = openStore({
-      dataDir: served.dataDir,
-      branchCacheBytesPerShard: 1 << 20,
-      maxPage: 1000,
-      ...ENGINE_DEFAULTS,
-    });
+    const store = openData(served.dataDir);
     try {
       const rows = store.history("notes~embed", "main", undefined, 1000).rows.reverse();
       // Every commit after the companion's creation is a page; the last one completes.
@@ -192,6 +187,43 @@ describe("embedded fields", () => {
       assert.equal(pages.length, total / 4);
       assert.deepEqual(afters, [...afters].sort());
       assert.equal(new Set(afters).size, afters.length);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a page with deletes and puts is one commit: its vectors never apart from its marker", async () => {
+    // A SIGKILL between two commits of one page (deletes, then puts, both marked with the
+    // page's end) left the page done without its vectors: the records were never embedded.
+    const group = { ...embedGroup(await testModel()), embed_page_records: 4 };
+    const served = await serve(group);
+    const client = await served.client();
+    await client.call("collections.create", { collection: "notes" });
+    const records = Array.from({ length: 8 }, (_, i) => ({
+      key: `k${i}`,
+      value: { text: text(i) },
+    }));
+    await client.call("document.put", { collection: "notes", records });
+    await client.call("embed.enable", { collection: "notes", field: "text" });
+    await settled(client, "notes");
+    // One diff page: k0's text changes (a put), k1 loses its field (a delete).
+    await client.call("document.put", {
+      collection: "notes",
+      records: [
+        { key: "k0", value: { text: text(100) } },
+        { key: "k1", value: { other: 1 } },
+      ],
+    });
+    await settled(client, "notes");
+    await served.stop();
+    const store = openData(served.dataDir);
+    try {
+      const rows = store.history("notes~embed", "main", undefined, 1000).rows;
+      const marked = rows.filter((r) => parseMarker(r.author) !== undefined);
+      assert.equal(new Set(marked.map((r) => r.author)).size, marked.length, "one commit a marker");
+      const head = { collection: "notes~embed", branch: "main" };
+      assert.equal(store.get(head, "k1").found, false);
+      assert.equal(store.get(head, "k0").found, true);
     } finally {
       await store.close();
     }
@@ -222,6 +254,16 @@ describe("embedded fields", () => {
     }
   });
 });
+
+/** The stopped store's data directory, opened in this process to read the companion. */
+function openData(dataDir: string) {
+  return openStore({
+    dataDir,
+    branchCacheBytesPerShard: 1 << 20,
+    maxPage: 1000,
+    ...ENGINE_DEFAULTS,
+  });
+}
 
 async function settledAfterEnable(client: StoreClient): Promise<Status> {
   await client.call("embed.enable", { collection: "notes", field: "$.text" });

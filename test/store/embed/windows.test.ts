@@ -2,7 +2,7 @@
  * Windows through the socket with the real worker: a long document is embedded in
  * overlapping windows of embed_tokens (less [CLS] and [SEP]) sharing
  * embed_window_overlap_tokens tokens; more than embed_max_windows is windows_over_cap;
- * questions never use windows (they are truncated).
+ * questions never use windows and are never truncated (a longer one is refused).
  */
 
 import assert from "node:assert/strict";
@@ -60,12 +60,13 @@ describe("windows", () => {
     assert.equal(code, "windows_over_cap");
   });
 
-  test("questions never use windows: a long question is truncated to one vector", async () => {
+  test("questions never use windows nor are truncated: a longer one is embed_input_too_large", async () => {
     const q = (await client.call("embed.texts", {
       kind: "question",
-      texts: [tokens(23), tokens(10)],
+      texts: [tokens(10)],
     })) as Answer;
     assert.equal(q.vectors[0]!.length, 1);
-    assert.deepEqual(q.vectors[0], q.vectors[1]);
+    const long = client.call("embed.texts", { kind: "question", texts: [tokens(10), tokens(11)] });
+    assert.equal(await refusalOf(long), "embed_input_too_large");
   });
 });

@@ -286,7 +286,7 @@ describe("keyword and hybrid ranking on a labelled corpus", () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ["a field that is not the embedded one", { field: "title" }, "embed_field_not_found"],
       ["a collection with no embedded field", { collection: "plain" }, "embed_field_not_found"],
-      ["a collection that does not exist", { collection: "nope" }, "embed_field_not_found"],
+      ["a collection that does not exist", { collection: "nope" }, "collection_not_found"],
       ["a branch that does not exist", { branch: "nope" }, "branch_not_found"],
       ["k above max_page", { k: 101 }, "page_limit"],
       ["k zero", { k: 0 }, "invalid_request"],
@@ -299,7 +299,6 @@ describe("keyword and hybrid ranking on a labelled corpus", () => {
         { text: "word ".repeat(1000) },
         "embed_input_too_large",
       ],
-      ["a version never embedded", { version: 1 }, "embed_version_not_embedded"],
       ["a version of another collection", { version: plainVersion }, "version_not_found"],
     ];
     for (const [what, change, code] of cases) {

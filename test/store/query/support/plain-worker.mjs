@@ -6,17 +6,12 @@
  * test can see how many records the store sent.
  */
 import { appendFileSync } from "node:fs";
+import { sendText, serve } from "./worker-frames.mjs";
 
 const log = process.argv[2];
-let buffered = Buffer.alloc(0);
 let query;
 
-function send(message) {
-  const payload = Buffer.from(JSON.stringify(message));
-  const header = Buffer.alloc(4);
-  header.writeUInt32BE(payload.length);
-  process.stdout.write(Buffer.concat([header, payload]));
-}
+const send = (message) => sendText(JSON.stringify(message));
 
 function handle(message) {
   if (message.type === "compile") {
@@ -37,13 +32,4 @@ function handle(message) {
   }
 }
 
-process.stdin.on("data", (chunk) => {
-  buffered = Buffer.concat([buffered, chunk]);
-  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
-    const length = buffered.readUInt32BE(0);
-    handle(JSON.parse(buffered.toString("utf8", 4, 4 + length)));
-    buffered = buffered.subarray(4 + length);
-  }
-});
-process.stdin.on("end", () => process.exit(0));
-send({ type: "ready", protocol: 1, worker: "plain-worker test" });
+serve("plain-worker test", handle);
