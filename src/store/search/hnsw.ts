@@ -69,9 +69,13 @@ export class HnswIndex {
   /** Most windows any record has: how far a search must look to find k records. */
   #mostWindows = 1;
 
-  constructor(dims: number, version: number) {
+  /** Threads per insert: 0 uses every core; 1 builds the same graph from the same inputs. */
+  readonly #threads: number;
+
+  constructor(dims: number, version: number, threads = 0) {
     this.dims = dims;
     this.version = version;
+    this.#threads = threads;
     this.#index = new usearch.Index({
       dimensions: dims,
       metric: usearch.MetricKind.Cos,
@@ -116,7 +120,7 @@ export class HnswIndex {
     vectors.forEach((v, i) => {
       matrix.set(v, i * this.dims);
     });
-    this.#index.add(BigUint64Array.from(labels), matrix, 0);
+    this.#index.add(BigUint64Array.from(labels), matrix, this.#threads);
   }
 
   /** Whether dead points outnumber live ones: then the owner rebuilds the index. */
