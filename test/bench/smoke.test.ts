@@ -144,4 +144,6 @@ test("at the smoke size, a bench run without a results directory never writes be
   const written = /results written to (\S+)/.exec(out)?.[1] ?? "";
   assert.ok(written.startsWith(tmpdir()), `wrote ${written}`);
   assert.ok(!written.includes(join("bench", "results")), `wrote ${written}`);
+  const own = /^(.*\/skein-bench-smoke-[^/]+)\/good\.json$/.exec(written)?.[1];
+  if (own !== undefined) await rm(own, { recursive: true, force: true });
 });
