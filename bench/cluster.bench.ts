@@ -17,14 +17,14 @@
  *   `GET /cluster` shows). The goal is the lease TTL plus one second.
  *
  * Knobs: BENCH_WORKFLOWS (600 per size), BENCH_STEPS (10), BENCH_LANES (64),
- * BENCH_SHARDS (64), BENCH_LEASE_TTL_MS (3000), BENCH_POSTGRES_URL
- * (`postgres://postgres@127.0.0.1:5432/test`).
+ * BENCH_SHARDS (64), BENCH_LEASE_TTL_MS (3000), BENCH_SIZES (`1,2,3`; the smoke size runs
+ * 2 and 3, which have the join and the takeover), BENCH_POSTGRES_URL
+ * (`postgres://postgres@127.0.0.1:5432/test`). Without PostgreSQL every case is skipped.
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
-import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { signingKeyPath } from "../src/workflow/auth/keys.ts";
@@ -38,13 +38,23 @@ import {
   startServe,
   tempDir,
 } from "../test/workflow/support/server.ts";
+import { type BenchCase, type Figures, knob, runBench, SMOKE, skipped } from "./harness.ts";
+import { postgresMissing } from "./support/needs.ts";
 
-const W = Number(process.env.BENCH_WORKFLOWS ?? 600);
-const M = Number(process.env.BENCH_STEPS ?? 10);
-const C = Number(process.env.BENCH_LANES ?? 64);
-const SHARDS = Number(process.env.BENCH_SHARDS ?? 64);
-const TTL = Number(process.env.BENCH_LEASE_TTL_MS ?? 3000);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/workflow/cluster",
+  "src/workflow/persistence/postgres",
+  "src/workflow/engine",
+];
+
+const W = knob("BENCH_WORKFLOWS", 600, 20);
+const M = knob("BENCH_STEPS", 10, 3);
+const C = knob("BENCH_LANES", 64, 8);
+const SHARDS = knob("BENCH_SHARDS", 64, 8);
+const TTL = knob("BENCH_LEASE_TTL_MS", 3000, 1000);
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SIZES = (process.env.BENCH_SIZES ?? (SMOKE ? "2,3" : "1,2,3")).split(",").map(Number);
 
 interface Cluster {
   readonly schema: string;
@@ -270,24 +280,18 @@ async function takeover(cluster: Cluster): Promise<number> {
   }
 }
 
-console.log(
-  `bench:cluster on ${PG_URL.replace(/:[^:@/]*@/, ":…@")}: ${W} workflows × ${M} no-op steps per ` +
-    `size, ${C} lanes, ${SHARDS} shards, lease TTL ${TTL} ms; ${cpus().length} CPUs, load ` +
-    `${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")}`,
-);
-for (const n of (process.env.BENCH_SIZES ?? "1,2,3").split(",").map(Number)) {
+/** One cluster size: its throughput, and with 3 nodes the takeover after a SIGKILL. */
+async function size(n: number): Promise<Figures> {
   const cluster = await startCluster(n);
   try {
-    const rate = await throughput(cluster);
-    console.log(
-      `  ${n} node${n === 1 ? " " : "s"}: ${rate.toFixed(0)} activities/s (closed loop; ` +
-        `${retries} starts retried after 503)`,
-    );
     retries = 0;
+    const figures: Figures = {
+      activities_per_s: Math.round(await throughput(cluster)),
+      starts_retried_after_503: retries,
+    };
     if (n === 2) {
       const joined = await joinUnderLoad(cluster);
+      figures.join_to_balanced_ms = Math.round(joined.ms);
       console.log(
         `  join of a 3rd node under load: ${joined.ms.toFixed(0)} ms until ownership was ` +
           `balanced (${joined.owned.join(" / ")} of ${SHARDS} shards; lease round ` +
@@ -295,12 +299,10 @@ for (const n of (process.env.BENCH_SIZES ?? "1,2,3").split(",").map(Number)) {
       );
     }
     if (n === 3) {
-      const ms = await takeover(cluster);
-      console.log(
-        `  takeover after SIGKILL of 1 of 3 nodes: ${ms.toFixed(0)} ms until its shards were ` +
-          `served elsewhere (goal: TTL + 1 s = ${TTL + 1000} ms)`,
-      );
+      figures.takeover_ms = Math.round(await takeover(cluster));
+      figures.takeover_goal_ms = TTL + 1000;
     }
+    return figures;
   } catch (error) {
     for (const [i, node] of cluster.nodes.entries()) {
       const lines = (node.stdout() + node.stderr())
@@ -313,8 +315,12 @@ for (const n of (process.env.BENCH_SIZES ?? "1,2,3").split(",").map(Number)) {
     await cluster.close();
   }
 }
-console.log(
-  `  load after: ${loadavg()
-    .map((l) => l.toFixed(2))
-    .join(" ")}`,
-);
+
+const missing = await postgresMissing(PG_URL);
+const cases: BenchCase[] = SIZES.map((n) => ({
+  name:
+    `${n} node${n === 1 ? "" : "s"}: ${W} workflows × ${M} no-op steps, ${C} lanes, ${SHARDS} ` +
+    `shards, lease TTL ${TTL} ms${n === 2 ? "; then a 3rd node joins under load until ownership is balanced" : ""}${n === 3 ? "; then SIGKILL of one node until its shards are served elsewhere" : ""}`,
+  run: () => (missing === undefined ? size(n) : skipped(missing)),
+}));
+await runBench("cluster", { measures: MEASURES }, cases);

@@ -1,5 +1,5 @@
 /**
- * `node bench/console-list.bench.ts`: the run console's list pages on the SQLite store as
+ * `npm run bench:console-list`: the run console's list pages on the SQLite store as
  * the server opens it (`SqliteWorkflowStore`): BENCH_RUNS runs (100,000) in one namespace,
  * started from BENCH_DEFINITIONS definitions (10; the last one rare, 1 run in 1,000), then
  * pages of 100 walked with each filter: none, status, definition (common and rare), a start
@@ -16,10 +16,14 @@ import { join } from "node:path";
 import type { RunAppend } from "../src/workflow/engine/store.ts";
 import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
 import type { RunOrder, RunPosition, RunQuery } from "../src/workflow/persistence/workflows.ts";
+import { type BenchCase, knob, runBench } from "./harness.ts";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
-const DEFINITIONS = Number(process.env.BENCH_DEFINITIONS ?? 10);
-const PAGES = Number(process.env.BENCH_PAGES ?? 50);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/workflow/persistence/sqlite", "src/workflow/persistence/workflows.ts"];
+
+const RUNS = knob("BENCH_RUNS", 100_000, 2_000);
+const DEFINITIONS = knob("BENCH_DEFINITIONS", 10, 10);
+const PAGES = knob("BENCH_PAGES", 50, 5);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-list-"));
 const store = SqliteWorkflowStore.open(join(dir, "skein.db"));
@@ -92,12 +96,18 @@ const rows: [string, Partial<RunQuery>][] = [
   ["time window", window],
   ["definition + status + time", { definition: "def0", status: "Completed", ...window }],
 ];
+const cases: BenchCase[] = [];
 for (const order of ["oldest", "newest"] as RunOrder[]) {
   for (const [label, filter] of rows) {
-    const { median, rows } = await pageMs({ ...filter, order });
-    const name = `${label} (${order})`;
-    console.log(`${name.padEnd(40)} ${median.toFixed(2).padStart(8)} ms/page  (${rows} rows read)`);
+    cases.push({
+      name: `${label} (${order} first), ${RUNS} runs`,
+      async run() {
+        const { median, rows } = await pageMs({ ...filter, order });
+        return { ms_per_page: Number(median.toFixed(3)), rows_read: rows };
+      },
+    });
   }
 }
+await runBench("console-list", { measures: MEASURES }, cases);
 await store.close();
 await rm(dir, { recursive: true, force: true });

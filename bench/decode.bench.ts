@@ -20,6 +20,9 @@ import {
 } from "../src/common/decode/index.ts";
 import { runBench, throughput } from "./harness.ts";
 
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/common/decode"];
+
 const config = object({
   data_dir: absolutePath(),
   socket: optional(nullable(absolutePath())),
@@ -66,7 +69,7 @@ const bodyText = JSON.stringify({
   namespaces: ["default", "agents"],
 });
 
-await runBench("decode", [
+await runBench("decode", { measures: MEASURES }, [
   {
     name: "store config: parse + decode",
     run: () => throughput(() => decode(config, parseJson(configText))),

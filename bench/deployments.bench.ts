@@ -13,9 +13,15 @@ import { join } from "node:path";
 import { silentLogger } from "../src/common/log.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { startServer } from "../src/workflow/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 
-const WORKERS = 6;
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/workflow/deployments", "src/workflow/supervisor", "src/worker"];
+
+const WORKERS = knob("BENCH_WORKERS", 6, 1);
+/** Requests per throughput case, as a share of the normal counts. */
+const SCALE = knob("BENCH_SCALE", 1, 0.02);
+const CYCLES = knob("BENCH_CYCLES", 5, 1);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-deploy-"));
 await writeFile(join(dir, "skein.toml"), 'data_dir = "data"\n[deployments]\nenabled = true\n');
@@ -120,7 +126,7 @@ async function load(count: number, concurrency: number, send: () => Promise<unkn
 }
 
 try {
-  await runBench("deployments", [
+  await runBench("deployments", { measures: MEASURES }, [
     {
       name: `PUT new running record → answer (child live) → worker connected, ${WORKERS} in turn`,
       run: async () => {
@@ -176,23 +182,30 @@ try {
     {
       name: "PUT of an unchanged record (decode, verb check, read, no write), 4 in flight",
       run: () =>
-        load(400, 4, () => api("PUT", "/worker-deployments/w0", record(["--concurrency", "4"]))),
+        load(Math.max(4, Math.round(400 * SCALE)), 4, () =>
+          api("PUT", "/worker-deployments/w0", record(["--concurrency", "4"])),
+        ),
     },
     {
       name: `GET /workers/managed (${WORKERS} records joined with live processes), 4 in flight`,
-      run: () => load(2000, 4, () => api("GET", "/workers/managed")),
+      run: () =>
+        load(Math.max(4, Math.round(2000 * SCALE)), 4, () => api("GET", "/workers/managed")),
     },
     {
       name: "desired stopped then running (stop with SIGTERM, start), one record",
       run: async () => {
         const times: number[] = [];
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < CYCLES; i++) {
           const t = performance.now();
-          await api("POST", "/worker-deployments/w1/desired-state", { desired: "stopped" });
-          await api("POST", "/worker-deployments/w1/desired-state", { desired: "running" });
+          await api("POST", "/worker-deployments/w0/desired-state", { desired: "stopped" });
+          await api("POST", "/worker-deployments/w0/desired-state", { desired: "running" });
           times.push(performance.now() - t);
         }
-        return { cycles: 5, cycle_p50_ms: percentile(times, 50), cycle_max_ms: Math.max(...times) };
+        return {
+          cycles: CYCLES,
+          cycle_p50_ms: percentile(times, 50),
+          cycle_max_ms: Math.max(...times),
+        };
       },
     },
   ]);

@@ -16,13 +16,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MatcherEvents } from "../src/workflow/engine/dispatcher.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
-const TASKS = Number(process.env.BENCH_TASKS ?? 20_000);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 2_000);
-const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
-const LATENCY_TASKS = Number(process.env.BENCH_LATENCY_TASKS ?? 3_000);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/workflow/matching", "src/workflow/rpc", "src/worker", "src/protocol"];
+
+const TASKS = knob("BENCH_TASKS", 20_000, 200);
+const WARMUP = knob("BENCH_WARMUP", 2_000, 50);
+const WORKERS = knob("BENCH_WORKERS", 1, 1);
+const LATENCY_TASKS = knob("BENCH_LATENCY_TASKS", 3_000, 50);
 
 let onResult: () => void = () => {};
 const events: MatcherEvents = {
@@ -110,7 +113,7 @@ function withLatency(figures: Figures, latencies: number[]): Figures {
   };
 }
 
-await runBench("dispatch", [
+await runBench("dispatch", { measures: MEASURES }, [
   {
     name: `C=64, ${TASKS} no-op module attempts, ${WORKERS} worker process(es)`,
     async run() {
@@ -127,7 +130,7 @@ await runBench("dispatch", [
   {
     name: `C=1, ${LATENCY_TASKS} attempts (round trip per attempt)`,
     async run() {
-      await closedLoop(200, 1);
+      await closedLoop(Math.min(200, LATENCY_TASKS), 1);
       const { seconds, latencies } = await closedLoop(LATENCY_TASKS, 1);
       return withLatency({ attempts_per_s: Math.round(LATENCY_TASKS / seconds) }, latencies);
     },

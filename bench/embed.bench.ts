@@ -22,15 +22,18 @@ import { EmbedService } from "../src/store/embed/service.ts";
 import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
 import { createStore, ENGINE_DEFAULTS, openStore, type Store } from "../src/store/engine/index.ts";
 import { writeTestModel } from "../test/store/embed/test-model.ts";
-import { type BenchCase, type Figures, percentile, runBench } from "./harness.ts";
+import { type BenchCase, type Figures, knob, percentile, runBench } from "./harness.ts";
+
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/embed", "bin/skein-embed-worker"];
 
 const WORKER = fileURLToPath(new URL("../bin/skein-embed-worker", import.meta.url));
 /** Seconds each texts/s case runs. */
-const RATE_SECONDS = 2;
-const WALK_RECORDS = 100_000;
+const RATE_SECONDS = knob("BENCH_RATE_SECONDS", 2, 0.2);
+const WALK_RECORDS = knob("BENCH_WALK_RECORDS", 100_000, 500);
 /** Records of the walks the question latency is measured against. */
-const LATENCY_WALK_RECORDS = 20_000;
-const QUESTIONS = 200;
+const LATENCY_WALK_RECORDS = knob("BENCH_LATENCY_WALK_RECORDS", 20_000, 300);
+const QUESTIONS = knob("BENCH_QUESTIONS", 200, 10);
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-embed-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -133,7 +136,10 @@ function walkCase(label: string, s: EmbedSettings): BenchCase {
       const seconds = await walkUntilDone(store, service);
       await service.close();
       await store.close();
-      return { records_per_s: Math.round(WALK_RECORDS / seconds), seconds: seconds.toFixed(1) };
+      return {
+        records_per_s: Math.round(WALK_RECORDS / seconds),
+        seconds: Number(seconds.toFixed(1)),
+      };
     },
   };
 }
@@ -194,4 +200,4 @@ for (const { label, settings: s } of models) {
 cases.push(walkCase("generated", models[0]!.settings));
 cases.push(latencyCase("generated", models[0]!.settings, true));
 cases.push(latencyCase("generated", models[0]!.settings, false));
-await runBench("embed", cases);
+await runBench("embed", { measures: MEASURES }, cases);

@@ -17,12 +17,19 @@ import { parseDefinition } from "../src/workflow/definitions/index.ts";
 import { Engine, type RunState } from "../src/workflow/engine/index.ts";
 import { ThreadedSqliteStore } from "../src/workflow/persistence/sqlite/threaded-store.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
-import { runBench } from "./harness.ts";
+import { knob, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
-const N = Number(process.env.BENCH_MEMBERS ?? 10_000);
-const CEILING = Number(process.env.BENCH_CEILING ?? 1024);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/workflow/engine",
+  "src/workflow/persistence/sqlite",
+  "src/workflow/matching",
+];
+
+const N = knob("BENCH_MEMBERS", 10_000, 200);
+const CEILING = knob("BENCH_CEILING", 1024, 1024);
+const CONCURRENCY = knob("BENCH_CONCURRENCY", 64, 64);
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-fanout-"));
 // The server's own run store: SQLite (WAL, synchronous commits), outbox rows in the commits.
@@ -70,7 +77,7 @@ async function storedClaimed(): Promise<number> {
   return (await store.loadOutbox()).filter((r) => r.state === "claimed").length;
 }
 
-await runBench("fanout", [
+await runBench("fanout", { measures: MEASURES }, [
   {
     name: `collect of ${N} no-op members, ceiling ${CEILING}, worker concurrency ${CONCURRENCY}, server SQLite store`,
     async run() {

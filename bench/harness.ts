@@ -1,14 +1,21 @@
 /**
  * The benchmark harness behind every `npm run bench:<name>`: a benchmark is a list of cases,
  * each returning named figures; the harness prints them as one table and writes them, with
- * the machine and Node version, to bench/results/<name>.json (git-ignored) so runs can be
- * compared. Helpers here time loops and compute percentiles; nothing is asserted.
+ * where and when they were measured (date, load average, commit, dirty tree), the sizes
+ * used and the paths the bench measures, to bench/results/<name>.json, which
+ * `npm run bench:report` turns into README's figures. A smoke run (`SKEIN_BENCH_SMOKE=1`)
+ * never writes there: it writes to SKEIN_BENCH_RESULTS or a temporary directory. Helpers
+ * here time loops and compute percentiles; nothing is asserted.
  */
 
-import { mkdirSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, totalmem } from "node:os";
-import { dirname, join } from "node:path";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { knobsRead, SMOKE } from "./support/mode.ts";
+import { provenance } from "./support/provenance.ts";
+
+export { knob, SMOKE } from "./support/mode.ts";
 
 export type Figures = Record<string, number | string>;
 
@@ -17,9 +24,37 @@ export interface BenchCase {
   run(): Promise<Figures> | Figures;
 }
 
-const RESULTS = join(dirname(fileURLToPath(import.meta.url)), "results");
+export interface BenchOptions {
+  /**
+   * Paths from the repository root (folders or files) whose code the figures measure: a
+   * change to them after the measured commit marks the figures stale in `bench:report`.
+   */
+  readonly measures: readonly string[];
+}
 
-export async function runBench(name: string, cases: readonly BenchCase[]): Promise<void> {
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** Taken as the bench starts (the harness is imported before any work). */
+const STARTED = provenance(ROOT);
+
+function resultsDir(): string {
+  const chosen = process.env.SKEIN_BENCH_RESULTS;
+  if (chosen !== undefined && chosen !== "") return chosen;
+  // A smoke run's tiny figures must never replace measured ones.
+  if (SMOKE) return mkdtempSync(join(tmpdir(), "skein-bench-smoke-"));
+  return join(ROOT, "bench", "results");
+}
+
+/** A case's figures when what it needs is absent here (printed, recorded, not measured). */
+export function skipped(reason: string): Figures {
+  process.stderr.write(`  skipped: ${reason}\n`);
+  return { skipped: reason };
+}
+
+export async function runBench(
+  name: string,
+  options: BenchOptions,
+  cases: readonly BenchCase[],
+): Promise<void> {
   const rows: { case: string; figures: Figures }[] = [];
   for (const c of cases) {
     const figures = await c.run();
@@ -27,19 +62,24 @@ export async function runBench(name: string, cases: readonly BenchCase[]): Promi
     process.stderr.write(`  ${c.name}: done\n`);
   }
   process.stdout.write(`${formatTable(name, rows)}\n`);
-  mkdirSync(RESULTS, { recursive: true });
-  const machine = {
-    node: process.version,
-    cpus: availableParallelism(),
-    cpu: cpus()[0]?.model ?? "unknown",
-    memory_bytes: totalmem(),
+  const dir = resultsDir();
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.json`);
+  const result = {
+    name,
+    smoke: SMOKE,
+    ...STARTED,
+    // The bench's own file measures too: a change to its workload changes its figures.
+    measures: [...(process.argv[1] ? [relative(ROOT, process.argv[1])] : []), ...options.measures],
+    knobs: knobsRead(),
+    rows,
   };
-  const file = join(RESULTS, `${name}.json`);
-  writeFileSync(
-    file,
-    `${JSON.stringify({ name, at: new Date().toISOString(), machine, rows }, null, 2)}\n`,
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  const where = STARTED.commit === null ? "no commit" : STARTED.commit.slice(0, 12);
+  process.stdout.write(
+    `results written to ${file} (load ${STARTED.loadavg.join(" ")}, ${where}` +
+      `${STARTED.dirty ? ", uncommitted changes" : ""}${SMOKE ? ", smoke size" : ""})\n`,
   );
-  process.stdout.write(`results written to bench/results/${name}.json\n`);
 }
 
 export function formatTable(
@@ -67,8 +107,11 @@ function formatFigure(value: number | string | undefined): string {
 }
 
 /** Runs `fn` for about `seconds` (after a warm-up) and reports operations per second. */
-export function throughput(fn: () => void, seconds = 1): { ops_per_s: number; ops: number } {
-  const warmUntil = performance.now() + 100;
+export function throughput(
+  fn: () => void,
+  seconds = SMOKE ? 0.05 : 1,
+): { ops_per_s: number; ops: number } {
+  const warmUntil = performance.now() + (SMOKE ? 5 : 100);
   while (performance.now() < warmUntil) fn();
   let ops = 0;
   const start = performance.now();

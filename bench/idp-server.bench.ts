@@ -13,11 +13,14 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { percentile, runBench } from "./harness.ts";
+import { knob, percentile, runBench } from "./harness.ts";
+
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/idp", "bin/skein-idp.ts"];
 
 const BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
-const SINGLES = 3000;
-const BATCHES = 40;
+const SINGLES = knob("BENCH_SINGLES", 3000, 50);
+const BATCHES = knob("BENCH_BATCHES", 40, 3);
 const BATCH = 1000;
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-idp-"));
@@ -106,7 +109,7 @@ async function timed(url: string, body: string, rounds: number) {
   return { times, total };
 }
 
-await runBench("idp-server", [
+await runBench("idp-server", { measures: MEASURES }, [
   {
     name: "single evaluation",
     async run() {
@@ -115,7 +118,7 @@ await runBench("idp-server", [
         action: { name: "document.get" },
         resource: record("pub/a"),
       });
-      await timed(`${issuer}/access/v1/evaluation`, body, 200);
+      await timed(`${issuer}/access/v1/evaluation`, body, Math.min(200, SINGLES));
       const { times, total } = await timed(`${issuer}/access/v1/evaluation`, body, SINGLES);
       return {
         evaluations_per_s: Math.round(SINGLES / total),
@@ -134,7 +137,7 @@ await runBench("idp-server", [
           resource: record(i % 2 === 0 ? `pub/${i}` : `private/${i}`),
         })),
       });
-      await timed(`${issuer}/access/v1/evaluations`, body, 5);
+      await timed(`${issuer}/access/v1/evaluations`, body, Math.min(5, BATCHES));
       const { times, total } = await timed(`${issuer}/access/v1/evaluations`, body, BATCHES);
       return {
         evaluations_per_s: Math.round((BATCHES * BATCH) / total),

@@ -20,9 +20,13 @@ import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/ind
 import { connectIdp } from "../src/store/idp/discovery.ts";
 import type { IdpGate } from "../src/store/idp/gate.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 
-const GETS_PER_CLIENT = Number(process.env.BENCH_GETS ?? 2_000);
-const LIST_PAGES = 20;
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/idp", "src/idp"];
+
+const GETS_PER_CLIENT = knob("BENCH_GETS", 2_000, 50);
+const LIST_PAGES = knob("BENCH_LIST_PAGES", 20, 2);
 const DATABASE = "bench";
 const IDP_BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
 
@@ -100,10 +104,6 @@ const gate = await connectIdp(
 const off = await serve("off", null);
 const on = await serve("on", gate);
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 async function gets(socketPath: string, clients: number, withPass: boolean) {
   const conns = await Promise.all(
     Array.from({ length: clients }, () =>
@@ -123,7 +123,6 @@ async function gets(socketPath: string, clients: number, withPass: boolean) {
   );
   const seconds = (performance.now() - started) / 1000;
   for (const client of conns) await client.close();
-  latencies.sort((a, b) => a - b);
   return {
     perSecond: Math.round(latencies.length / seconds),
     p50: percentile(latencies, 50),
@@ -131,49 +130,69 @@ async function gets(socketPath: string, clients: number, withPass: boolean) {
   };
 }
 
-const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
-console.log(`bench:idp  (${GETS_PER_CLIENT} gets per client; real skein-idp at ${issuer})`);
-for (const clients of [1, 8]) {
+const ms = (v: number) => Number(v.toFixed(3));
+
+async function getCase(clients: number): Promise<Figures> {
   // Warm both paths (connections, JWKS, keep-alive sockets) before measuring.
   await gets(off.socketPath, clients, false);
   await gets(on.socketPath, clients, true);
   const a = await gets(off.socketPath, clients, false);
   const b = await gets(on.socketPath, clients, true);
-  console.log(
-    `document.get ${clients} client(s): idp off ${a.perSecond}/s p50 ${fmt(a.p50)} p99 ${fmt(a.p99)}` +
-      ` | idp on ${b.perSecond}/s p50 ${fmt(b.p50)} p99 ${fmt(b.p99)}` +
-      ` | added p50 ${fmt(b.p50 - a.p50)}`,
-  );
+  return {
+    off_gets_per_s: a.perSecond,
+    off_p50_ms: ms(a.p50),
+    off_p99_ms: ms(a.p99),
+    on_gets_per_s: b.perSecond,
+    on_p50_ms: ms(b.p50),
+    on_p99_ms: ms(b.p99),
+    added_p50_ms: ms(b.p50 - a.p50),
+  };
 }
 
-const lister = await StoreClient.connect(on.socketPath, { pass });
-const plainLister = await StoreClient.connect(off.socketPath);
-const listTimes: number[] = [];
-const plainTimes: number[] = [];
-let requests = 0;
-for (let i = 0; i < LIST_PAGES; i++) {
-  let t = performance.now();
-  await plainLister.call("document.list", { collection: "c", limit: 1_000 });
-  plainTimes.push(performance.now() - t);
-  const before = gate.requestsSent;
-  t = performance.now();
-  const page = (await lister.call("document.list", { collection: "c", limit: 1_000 })) as {
-    rows: unknown[];
-    denied: number;
+async function listCase(): Promise<Figures> {
+  const lister = await StoreClient.connect(on.socketPath, { pass });
+  const plainLister = await StoreClient.connect(off.socketPath);
+  const listTimes: number[] = [];
+  const plainTimes: number[] = [];
+  let requests = 0;
+  for (let i = 0; i < LIST_PAGES; i++) {
+    let t = performance.now();
+    await plainLister.call("document.list", { collection: "c", limit: 1_000 });
+    plainTimes.push(performance.now() - t);
+    const before = gate.requestsSent;
+    t = performance.now();
+    const page = (await lister.call("document.list", { collection: "c", limit: 1_000 })) as {
+      rows: unknown[];
+      denied: number;
+    };
+    listTimes.push(performance.now() - t);
+    requests = Math.max(requests, gate.requestsSent - before);
+    if (page.rows.length !== 1_000) throw new Error(`page of ${page.rows.length} rows`);
+  }
+  await lister.close();
+  await plainLister.close();
+  return {
+    off_p50_ms: ms(percentile(plainTimes, 50)),
+    on_p50_ms: ms(percentile(listTimes, 50)),
+    on_p99_ms: ms(percentile(listTimes, 99)),
+    idp_requests_per_page: requests,
   };
-  listTimes.push(performance.now() - t);
-  requests = Math.max(requests, gate.requestsSent - before);
-  if (page.rows.length !== 1_000) throw new Error(`page of ${page.rows.length} rows`);
 }
-listTimes.sort((a, b) => a - b);
-plainTimes.sort((a, b) => a - b);
-console.log(
-  `document.list 1,000 records: idp off p50 ${fmt(percentile(plainTimes, 50))}` +
-    ` | idp on p50 ${fmt(percentile(listTimes, 50))} p99 ${fmt(percentile(listTimes, 99))}` +
-    ` | IdP requests per page: ${requests}`,
-);
-await lister.close();
-await plainLister.close();
+
+await runBench("idp", { measures: MEASURES }, [
+  {
+    name: `document.get, 1 client (${GETS_PER_CLIENT} gets), idp off and on`,
+    run: () => getCase(1),
+  },
+  {
+    name: `document.get, 8 clients (${GETS_PER_CLIENT} gets each), idp off and on`,
+    run: () => getCase(8),
+  },
+  {
+    name: `document.list page of 1,000 records (${LIST_PAGES} pages), idp off and on`,
+    run: listCase,
+  },
+]);
 await on.server.close();
 await off.server.close();
 gate.close();

@@ -23,10 +23,19 @@ import {
   tokenFor,
   writeConfig,
 } from "../test/workflow/support/server.ts";
-import { percentile, runBench } from "./harness.ts";
+import { knob, percentile, runBench } from "./harness.ts";
 
-const N = Number(process.env.BENCH_INTERVENTIONS ?? 2000);
-const C = Number(process.env.BENCH_CONCURRENCY ?? 16);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/workflow/agents",
+  "src/worker/kinds/agent",
+  "src/protocol",
+  "src/workflow/http",
+];
+
+const N = knob("BENCH_INTERVENTIONS", 2000, 20);
+const C = knob("BENCH_CONCURRENCY", 16, 4);
+const WARMUP = knob("BENCH_WARMUP", 100, 5);
 
 const dir = await tempDir();
 const model = await startScriptedModel([{ content: "never", delay_ms: 3_600_000 }]);
@@ -101,8 +110,8 @@ async function measure(concurrency: number) {
 }
 
 try {
-  for (let i = 0; i < 100; i++) await once(); // warm-up
-  await runBench("intervene", [
+  for (let i = 0; i < WARMUP; i++) await once();
+  await runBench("intervene", { measures: MEASURES }, [
     { name: "sequential (1 in flight)", run: () => measure(1) },
     { name: `concurrent (${C} in flight)`, run: () => measure(C) },
   ]);

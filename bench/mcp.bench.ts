@@ -15,9 +15,12 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StoreClient } from "../src/store/client/client.ts";
-import { percentile } from "./harness.ts";
+import { type BenchCase, knob, percentile, runBench } from "./harness.ts";
 
-const CALLS_PER_CLIENT = Number(process.env.BENCH_CALLS ?? 500);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/mcp", "src/store/transport", "src/store/idp"];
+
+const CALLS_PER_CLIENT = knob("BENCH_CALLS", 500, 10);
 const DATABASE = "bench";
 const IDP_BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
 const STORE_BIN = fileURLToPath(new URL("../bin/skein-store.ts", import.meta.url));
@@ -169,26 +172,31 @@ async function measure(make: () => Promise<Caller>, op: "get" | "put", clients: 
   };
 }
 
-const ms = (v: number) => `${v.toFixed(3)} ms`;
-console.log(`bench:mcp  (${CALLS_PER_CLIENT} calls per client; mcp-http at ${url.href})`);
-console.log("op   clients  path    calls/s    p50        p99        p50 overhead");
+const ms = (v: number) => Number(v.toFixed(3));
+const cases: BenchCase[] = [];
 for (const clients of [1, 8]) {
   for (const op of ["get", "put"] as const) {
-    await measure(socketCaller, op, clients);
-    await measure(mcpCaller, op, clients);
-    const socket = await measure(socketCaller, op, clients);
-    const mcp = await measure(mcpCaller, op, clients);
-    for (const [path, r] of [
-      ["socket", socket],
-      ["mcp", mcp],
-    ] as const) {
-      const overhead = path === "mcp" ? ms(mcp.p50 - socket.p50) : "";
-      console.log(
-        `${op}  ${String(clients).padStart(4)}     ${path.padEnd(7)} ${String(r.perSecond).padStart(7)}    ${ms(r.p50)}  ${ms(r.p99)}  ${overhead}`,
-      );
-    }
+    cases.push({
+      name: `document_${op}, ${clients} client(s), ${CALLS_PER_CLIENT} calls each: socket and mcp`,
+      async run() {
+        await measure(socketCaller, op, clients);
+        await measure(mcpCaller, op, clients);
+        const socket = await measure(socketCaller, op, clients);
+        const mcp = await measure(mcpCaller, op, clients);
+        return {
+          socket_calls_per_s: socket.perSecond,
+          socket_p50_ms: ms(socket.p50),
+          socket_p99_ms: ms(socket.p99),
+          mcp_calls_per_s: mcp.perSecond,
+          mcp_p50_ms: ms(mcp.p50),
+          mcp_p99_ms: ms(mcp.p99),
+          mcp_added_p50_ms: ms(mcp.p50 - socket.p50),
+        };
+      },
+    });
   }
 }
+await runBench("mcp", { measures: MEASURES }, cases);
 // Stop the processes cleanly (a profile run, BENCH_PROF=DIR, writes their CPU profiles then).
 await Promise.all(
   children.map(

@@ -15,7 +15,21 @@ import { PostgresWorkflowStore } from "../src/workflow/persistence/postgres/stor
 import { SqliteWorkflowStore } from "../src/workflow/persistence/sqlite/store.ts";
 import type { WorkflowStore } from "../src/workflow/persistence/store.ts";
 import { startServer } from "../src/workflow/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench, skipped } from "./harness.ts";
+import { postgresMissing } from "./support/needs.ts";
+
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/workflow/http",
+  "src/workflow/auth",
+  "src/workflow/namespaces",
+  "src/workflow/persistence",
+  "src/workflow/server.ts",
+];
+
+/** Requests per case, as a share of the normal counts (smoke: a few of each). */
+const SCALE = knob("BENCH_SCALE", 1, 0.02);
+const n = (count: number) => Math.max(2, Math.round(count * SCALE));
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-"));
 const server = await startServer(join(dir, "skein.toml"), {
@@ -64,18 +78,17 @@ async function dropSchema(schema: string): Promise<void> {
   try {
     await client.connect();
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } catch {
-    // No PostgreSQL here: nothing to drop.
   } finally {
     await client.end().catch(() => {});
   }
 }
 
-/** 1,000 namespace creations straight on a store, one at a time. */
+/** n(1,000) namespace creations straight on a store, one at a time. */
 async function storeCreates(store: WorkflowStore): Promise<Figures> {
   const times: number[] = [];
+  const count = n(1000);
   const start = performance.now();
-  for (let i = 0; i < 1000; i++) {
+  for (let i = 0; i < count; i++) {
     const t = performance.now();
     await store.namespaces.create({ name: `n-${i}`, createdBy: "bench", createdAt: 0 });
     times.push(performance.now() - t);
@@ -83,8 +96,8 @@ async function storeCreates(store: WorkflowStore): Promise<Figures> {
   const seconds = (performance.now() - start) / 1000;
   await store.close();
   return {
-    requests: 1000,
-    req_per_s: Math.round(1000 / seconds),
+    requests: count,
+    req_per_s: Math.round(count / seconds),
     p50_ms: percentile(times, 50),
     p99_ms: percentile(times, 99),
   };
@@ -94,26 +107,26 @@ const create = (name: string) =>
   fetch(`${server.url}/namespaces`, { method: "POST", headers, body: JSON.stringify({ name }) });
 
 try {
-  await runBench("namespaces", [
+  await runBench("namespaces", { measures: MEASURES }, [
     {
       name: "POST /namespaces, new name (durable commit), 1 in flight",
-      run: () => load(500, 1, (i) => create(`seq-${i}`)),
+      run: () => load(n(500), 1, (i) => create(`seq-${i}`)),
     },
     {
       name: "POST /namespaces, new name (durable commit), 8 in flight",
-      run: () => load(1000, 8, (i) => create(`par-${i}`)),
+      run: () => load(n(1000), 8, (i) => create(`par-${i}`)),
     },
     {
       name: "POST /namespaces, existing name (created: false), 8 in flight",
-      run: () => load(2000, 8, (i) => create(`par-${i % 100}`)),
+      run: () => load(n(2000), 8, (i) => create(`par-${i % 100}`)),
     },
     {
-      name: "GET /namespaces/records, 1,500 namespaces, all granted",
-      run: () => load(200, 4, () => fetch(`${server.url}/namespaces/records`, { headers })),
+      name: `GET /namespaces/records, ${n(500) + n(1000)} namespaces, all granted`,
+      run: () => load(n(200), 4, () => fetch(`${server.url}/namespaces/records`, { headers })),
     },
     {
       name: "GET /health (no auth, no storage), 8 in flight",
-      run: () => load(3000, 8, () => fetch(`${server.url}/health`)),
+      run: () => load(n(3000), 8, () => fetch(`${server.url}/health`)),
     },
     {
       name: "SQLite store create alone (synchronous commit)",
@@ -122,11 +135,11 @@ try {
     {
       name: "PostgreSQL store create alone (local, synchronous commit)",
       run: async () => {
+        const missing = await postgresMissing(PG_URL);
+        if (missing !== undefined) return skipped(missing);
         const schema = `skein_bench_${process.pid}`;
         try {
           return await storeCreates(await PostgresWorkflowStore.open(PG_URL, schema));
-        } catch (error) {
-          return { skipped: (error as Error).message.slice(0, 60) };
         } finally {
           await dropSchema(schema);
         }

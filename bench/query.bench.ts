@@ -24,9 +24,12 @@ import { StoreClient } from "../src/store/client/client.ts";
 import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/index.ts";
 import { QueryService } from "../src/store/query/service.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
-import { type BenchCase, runBench } from "./harness.ts";
+import { type BenchCase, knob, runBench } from "./harness.ts";
 
-const N = Number(process.env.SKEIN_BENCH_RECORDS ?? 1_000_000);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/query", "bin/skein-query-worker"];
+
+const N = knob("SKEIN_BENCH_RECORDS", 1_000_000, 3_000);
 const PAGE = 1000;
 const WORKER = fileURLToPath(new URL("../bin/skein-query-worker", import.meta.url));
 
@@ -187,7 +190,7 @@ const cases: BenchCase[] = [
   },
 ];
 
-await runBench("query", cases);
+await runBench("query", { measures: MEASURES }, cases);
 await client.close();
 await server.close();
 queries.close();

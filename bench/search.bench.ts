@@ -30,17 +30,27 @@ import type { EmbedSettings } from "../src/store/config/types.ts";
 import { EmbedService } from "../src/store/embed/service.ts";
 import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
 import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/index.ts";
-import { SearchService } from "../src/store/search/service.ts";
+import { INDEX_MIN_RECORDS, SearchService } from "../src/store/search/service.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
-import { type Figures, runBench } from "./harness.ts";
+import { type Figures, knob, runBench } from "./harness.ts";
 import { CLUSTERS, topicWords } from "./support/clustered-vectors.ts";
 
-const RECORDS = Number(process.env.SKEIN_BENCH_SEARCH_RECORDS ?? 100_000);
-const RECALL_QUESTIONS = 100;
-const QPS_SECONDS = 5;
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/search", "src/store/embed"];
+
+const RECORDS = knob("SKEIN_BENCH_SEARCH_RECORDS", 100_000, 2_000);
+// Below the index's minimum the service searches exactly and the build below never ends.
+if (RECORDS < INDEX_MIN_RECORDS) {
+  throw new Error(
+    `SKEIN_BENCH_SEARCH_RECORDS must be at least ${INDEX_MIN_RECORDS} (the HNSW minimum)`,
+  );
+}
+const RECALL_QUESTIONS = knob("BENCH_RECALL_QUESTIONS", 100, 10);
+const QPS_SECONDS = knob("BENCH_QPS_SECONDS", 5, 0.3);
+const EXACT_QUESTIONS = knob("BENCH_EXACT_QUESTIONS", 20, 3);
 const CONNECTIONS = 4;
 const IN_FLIGHT = 4;
-const UPDATE = 1000;
+const UPDATE = knob("BENCH_UPDATE", 1000, 100);
 const WORKER = fileURLToPath(new URL("./support/clustered-worker", import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-search-"));
@@ -158,14 +168,14 @@ function note(group: keyof typeof figures, name: string, value: number | string)
 enableField(store, embed, "notes", "body");
 embed.startWalk(store);
 search.start();
-note("build", "walk_s", (await walked()).toFixed(1));
+note("build", "walk_s", Number((await walked()).toFixed(1)));
 let t = performance.now();
 await client.search("notes", "body", question(0), { mode: "vector", values: false });
 while ((await statsOf()).vector_records < RECORDS) await new Promise((r) => setTimeout(r, 50));
-note("build", "hnsw_build_s", ((performance.now() - t) / 1000).toFixed(2));
+note("build", "hnsw_build_s", Number(((performance.now() - t) / 1000).toFixed(2)));
 t = performance.now();
 await client.search("notes", "body", keywordQuestion(0), { mode: "keyword", values: false });
-note("build", "keyword_build_s", ((performance.now() - t) / 1000).toFixed(2));
+note("build", "keyword_build_s", Number(((performance.now() - t) / 1000).toFixed(2)));
 
 // Recall@10 against exact search, both through the socket.
 let found = 0;
@@ -180,10 +190,10 @@ for (let i = 0; i < RECALL_QUESTIONS; i++) {
 }
 note("queries", "recall_at_10", Number((found / (RECALL_QUESTIONS * 10)).toFixed(4)));
 t = performance.now();
-for (let i = 0; i < 20; i++) {
+for (let i = 0; i < EXACT_QUESTIONS; i++) {
   await client.search("notes", "body", question(i), { mode: "vector", values: false, exact: true });
 }
-note("queries", "exact_ms", Number(((performance.now() - t) / 20).toFixed(1)));
+note("queries", "exact_ms", Number(((performance.now() - t) / EXACT_QUESTIONS).toFixed(1)));
 note(
   "queries",
   "vector_qps",
@@ -212,7 +222,7 @@ const changed = Array.from({ length: UPDATE }, (_, i) => {
   return { key: `k${String(n).padStart(6, "0")}`, value: { body: body(n, 1) } };
 });
 await client.put("notes", changed);
-note("update", "walk_s", (await walked()).toFixed(2));
+note("update", "walk_s", Number((await walked()).toFixed(2)));
 t = performance.now();
 await client.search("notes", "body", question(1), { mode: "vector", values: false });
 note("update", "first_vector_search_ms", Math.round(performance.now() - t));
@@ -231,7 +241,7 @@ await server.close();
 await embed.close();
 search.close();
 await store.close();
-await runBench("search", [
+await runBench("search", { measures: MEASURES }, [
   { name: `build (${RECORDS} records, load ${load})`, run: () => figures.build },
   { name: "queries", run: () => figures.queries },
   { name: `update of ${UPDATE} records`, run: () => figures.update },

@@ -17,7 +17,15 @@ import { doorFile } from "../src/store/config/door.ts";
 import { mcpHttpPolicy } from "../src/store/config/mcp-http.ts";
 import { serviceFile } from "../src/store/config/service-file.ts";
 import { planStartup } from "../src/store/startup/plan.ts";
-import { percentile, runBench, throughput } from "./harness.ts";
+import { knob, percentile, runBench, throughput } from "./harness.ts";
+
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/store/config",
+  "src/store/startup",
+  "src/store/service.ts",
+  "bin/skein-store.ts",
+];
 
 const page = readFileSync(
   fileURLToPath(new URL("../docs/store-config.md", import.meta.url)),
@@ -32,6 +40,8 @@ const serviceText = example("service");
 const doorText = example("door");
 const mcpRaw = (parseJson(serviceText) as { mcp_http: unknown }).mcp_http;
 const BIN = fileURLToPath(new URL("../bin/skein-store.ts", import.meta.url));
+const PLANS = knob("BENCH_PLANS", 300, 10);
+const SERVES = knob("BENCH_SERVES", 5, 1);
 
 async function startupFigures() {
   const root = await mkdtempP(join(tmpdir(), "skein-bench-"));
@@ -53,7 +63,7 @@ async function startupFigures() {
   );
   if (!config.ok) throw config.error;
   const samples: number[] = [];
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < PLANS; i++) {
     const t = performance.now();
     await planStartup(config.value, { create: true, env: { XDG_RUNTIME_DIR: run } });
     samples.push((performance.now() - t) * 1000);
@@ -97,7 +107,7 @@ async function serveFigures() {
   const socket = join(run, "skein-store", "store.sock");
   const ready: number[] = [];
   const stop: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < SERVES; i++) {
     const args = i === 0 ? ["serve", file, "--create"] : ["serve", file];
     const t = performance.now();
     const proc = spawn(process.execPath, [BIN, ...args], {
@@ -120,7 +130,7 @@ async function serveFigures() {
   };
 }
 
-await runBench("store-config", [
+await runBench("store-config", { measures: MEASURES }, [
   {
     name: "service file (all groups): parse + decode",
     run: () => throughput(() => decode(serviceFile, parseJson(serviceText))),

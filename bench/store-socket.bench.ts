@@ -16,12 +16,15 @@ import { StoreClient } from "../src/store/client/client.ts";
 import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/index.ts";
 import { encodeFrame } from "../src/store/transport/frames.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
-import { type BenchCase, percentile, runBench } from "./harness.ts";
+import { type BenchCase, knob, percentile, runBench } from "./harness.ts";
 
-const FRAME_BYTES = 16 << 20;
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/store/transport"];
+
+const FRAME_BYTES = knob("BENCH_FRAME_BYTES", 16 << 20, 1 << 20);
 const CHUNK_BYTES = 64 << 10;
 /** Gets sampled in the case without a trickle. */
-const QUIET_GETS = 2000;
+const QUIET_GETS = knob("BENCH_GETS", 2000, 100);
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-socket-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -112,7 +115,7 @@ const cases: BenchCase[] = [
   },
 ];
 
-await runBench("store-socket", cases);
+await runBench("store-socket", { measures: MEASURES }, cases);
 await reader.close();
 await server.close();
 await store.close();

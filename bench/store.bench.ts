@@ -24,12 +24,27 @@ import { open } from "lmdb";
 import { StoreClient } from "../src/store/client/client.ts";
 import { createStore, ENGINE_DEFAULTS, openStore, type Store } from "../src/store/engine/index.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
-import { type BenchCase, percentile, runBench } from "./harness.ts";
+import { type BenchCase, knob, percentile, runBench } from "./harness.ts";
 
-const N = Number(process.env.SKEIN_BENCH_RECORDS ?? 1_000_000);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/store/engine",
+  "src/store/tree",
+  "src/store/codec",
+  "src/store/lmdb",
+  "src/store/transport",
+];
+
+const N = knob("SKEIN_BENCH_RECORDS", 1_000_000, 2_000);
 const BATCH = 1000;
 /** Commits in flight in the pipelined cases. */
-const IN_FLIGHT = Number(process.env.SKEIN_BENCH_IN_FLIGHT ?? 4);
+const IN_FLIGHT = knob("SKEIN_BENCH_IN_FLIGHT", 4, 4);
+/** Loops of the latency cases (gets, single commits, branch creations), as a share of normal. */
+const SCALE = knob("BENCH_SCALE", 1, 0.01);
+const n = (count: number) => Math.max(2, Math.round(count * SCALE));
+/** The retention cases' store: records, and rewrites of 1000 of them. */
+const CHURN_RECORDS = knob("BENCH_CHURN_RECORDS", 20_000, 2_000);
+const CHURN_ROUNDS = knob("BENCH_CHURN_ROUNDS", 40, 4);
 /** Records loaded over the socket (the client's encoding shares the CPU with the server). */
 const SOCKET_RECORDS = Math.min(N, 200_000);
 const SIZES = [10_000, 100_000, N].filter((n, i, all) => n <= N && all.indexOf(n) === i);
@@ -226,7 +241,7 @@ const cases: BenchCase[] = [
     name: "single-record commits",
     run() {
       const latencies: number[] = [];
-      const count = 500;
+      const count = n(500);
       const start = performance.now();
       for (let i = 0; i < count; i++) {
         const t = performance.now();
@@ -243,7 +258,7 @@ const cases: BenchCase[] = [
   {
     name: "in-process gets (random keys)",
     run() {
-      const count = 200_000;
+      const count = n(200_000);
       const start = performance.now();
       for (let i = 0; i < count; i++) big.get(main, key((i * 7919) % N));
       return { gets_per_s: Math.round(count / seconds(start)) };
@@ -254,12 +269,12 @@ const cases: BenchCase[] = [
     async run() {
       const { server, client, socketPath } = await serve(big, "bench.sock", 1 << 20);
       const latencies: number[] = [];
-      for (let i = 0; i < 5000; i++) {
+      for (let i = 0; i < n(5000); i++) {
         const t = performance.now();
         await client.get("bench", key((i * 7919) % N));
         latencies.push((performance.now() - t) * 1000);
       }
-      const inFlight = 20_000;
+      const inFlight = n(20_000);
       const start = performance.now();
       const pending = [];
       for (let i = 0; i < inFlight; i++) pending.push(client.get("bench", key((i * 31) % N)));
@@ -275,7 +290,7 @@ const cases: BenchCase[] = [
       await Promise.all(
         writers.flatMap((w) =>
           [0, 1].map(async (lane) => {
-            for (let i = 0; i < 250; i++) {
+            for (let i = 0; i < n(250); i++) {
               await w.put("bench", [{ key: key((i * 7 + lane) % N), value: record(i, "socket") }]);
               commits++;
             }
@@ -298,7 +313,7 @@ const cases: BenchCase[] = [
     name: `branch creation at ${N.toLocaleString("en-US")} records`,
     run() {
       const samples: number[] = [];
-      for (let i = 0; i < 50; i++) {
+      for (let i = 0; i < n(50); i++) {
         const t = performance.now();
         big.createBranch("bench", `b${i}`);
         samples.push(performance.now() - t);
@@ -356,7 +371,7 @@ for (const size of SIZES) {
   });
 }
 
-/** A store of 20,000 records rewritten 40 times in commits of 1000, ready to release. */
+/** A store of CHURN_RECORDS records rewritten CHURN_ROUNDS times in commits of 1000, ready to release. */
 async function churned(name: string): Promise<Store> {
   const dir = join(root, name);
   await createStore(dir, { shards: 4, cacheBytesTotal: 256 << 20, executorThreads: 2 });
@@ -369,18 +384,18 @@ async function churned(name: string): Promise<Store> {
     retention: { releaseMaxRows: 1024, releaseBatch: 1_000_000, keep: { versions: 4, days: 0 } },
   });
   store.createCollection("bench");
-  load(store, main, 0, 20_000);
-  for (let round = 0; round < 40; round++) {
+  load(store, main, 0, CHURN_RECORDS);
+  for (let round = 0; round < CHURN_ROUNDS; round++) {
     const records = [];
     for (let i = 0; i < 1000; i++)
-      records.push({ key: key((round * 1000 + i) % 20_000), value: record(i, `r${round}`) });
+      records.push({ key: key((round * 1000 + i) % CHURN_RECORDS), value: record(i, `r${round}`) });
     store.put(main, records);
   }
   return store;
 }
 
 cases.push({
-  name: "retention release (20,000 records, 40 rewrites of 1000)",
+  name: `retention release (${CHURN_RECORDS.toLocaleString("en-US")} records, ${CHURN_ROUNDS} rewrites of 1000)`,
   async run() {
     const store = await churned("retention");
     const before = store.stats();
@@ -507,6 +522,7 @@ cases.push({
 const only = process.env.SKEIN_BENCH_ONLY;
 await runBench(
   "store",
+  { measures: MEASURES },
   only === undefined ? cases : cases.filter((c) => new RegExp(only, "i").test(c.name)),
 );
 await (big as Store | undefined)?.close();

@@ -19,9 +19,21 @@ import {
   tokenFor,
   writeConfig,
 } from "../test/workflow/support/server.ts";
-import { percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench, skipped } from "./harness.ts";
+import { chromiumMissing } from "./support/needs.ts";
 
-const N = Number(process.env.BENCH_UI_RUNS ?? 5000);
+const N = knob("BENCH_UI_RUNS", 5000, 50);
+const PAINTS = knob("BENCH_PAINTS", 100, 10);
+const MEASURES = ["console", "src/workflow/ui", "src/workflow/http"];
+
+const missing = chromiumMissing();
+if (missing !== undefined) {
+  const figures: Figures = skipped(missing);
+  await runBench("ui", { measures: MEASURES }, [
+    { name: `runs list, ${N} runs`, run: () => figures },
+  ]);
+  process.exit(0);
+}
 
 const dir = await tempDir();
 const server = await startServe(await writeConfig(dir.path, '[namespaces]\ndefault = "default"'));
@@ -38,7 +50,7 @@ for (let i = 0; i < N; i += 50) {
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
 
 try {
-  await runBench("ui", [
+  await runBench("ui", { measures: MEASURES }, [
     {
       name: `runs list, ${N} runs`,
       async run() {
@@ -56,13 +68,13 @@ try {
           await page.waitForTimeout(20);
         }
         const allLoadedMs = performance.now() - loading;
-        const paints = await page.locator(".vlist").evaluate(async (el) => {
+        const paints = await page.locator(".vlist").evaluate(async (el, count) => {
           // Runs in the page (the project's types have no DOM library).
           const raf = (globalThis as unknown as { requestAnimationFrame: (f: () => void) => void })
             .requestAnimationFrame;
           const frame = () => new Promise<void>((done) => raf(() => done()));
           const samples: number[] = [];
-          for (let i = 0; i < 100; i++) {
+          for (let i = 0; i < count; i++) {
             const t = performance.now();
             el.scrollTop = Math.random() * el.scrollHeight;
             await frame();
@@ -70,7 +82,7 @@ try {
             samples.push(performance.now() - t);
           }
           return samples;
-        });
+        }, PAINTS);
         const rows = await page.locator(".vrow").count();
         const cdp = await page.context().newCDPSession(page);
         const heap = (await cdp.send("Runtime.getHeapUsage")) as { usedSize: number };

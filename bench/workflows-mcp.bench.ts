@@ -27,10 +27,12 @@ import {
   tempDir,
   writeConfig,
 } from "../test/workflow/support/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 
-const CALLS = Number(process.env.BENCH_CALLS ?? 200);
-const WARMUP = 20;
+const CALLS = knob("BENCH_CALLS", 200, 10);
+const WARMUP = knob("BENCH_WARMUP", 20, 2);
+/** The code these figures measure: a change there makes them stale (bench:report). */
+const MEASURES = ["src/workflow/mcp", "src/workflow/http", "src/workflow/engine"];
 
 const dir = await tempDir();
 const server = await startServe(
@@ -123,7 +125,7 @@ async function measure(path: Path): Promise<Figures> {
 }
 
 try {
-  await runBench("workflows-mcp", [
+  await runBench("workflows-mcp", { measures: MEASURES }, [
     { name: "HTTP: start + describe(wait_ms)", run: () => measure(http) },
     { name: "MCP: workflow_start + workflow_describe(wait_ms)", run: () => measure(viaMcp) },
   ]);

@@ -42,12 +42,15 @@ import {
   tempDir,
   writeConfig,
 } from "../test/workflow/support/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 
-const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
-const M = Number(process.env.BENCH_STEPS ?? 10);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
-const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 200);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/workflow", "src/worker", "src/protocol", "bin/skein.ts"];
+
+const W = knob("BENCH_WORKFLOWS", 10_000, 50);
+const M = knob("BENCH_STEPS", 10, 3);
+const WARMUP = knob("BENCH_WARMUP", 500, 10);
+const SERIAL = knob("BENCH_SERIAL_WORKFLOWS", 200, 5);
 
 const POSTGRES = process.env.BENCH_POSTGRES_URL;
 const schema = `skein_bench_${randomBytes(6).toString("hex")}`;
@@ -195,7 +198,7 @@ async function latencies(ids: readonly string[]): Promise<number[]> {
   return out;
 }
 
-await runBench("workflows-server", [
+await runBench("workflows-server", { measures: MEASURES }, [
   {
     name: `through skein serve: C=64 workflows in flight (closed loop), W=${W}, M=${M}, ${backend}`,
     async run() {

@@ -35,14 +35,23 @@ import { type Dispatcher, Engine, type RunState } from "../src/workflow/engine/i
 import type { RunAppend } from "../src/workflow/engine/store.ts";
 import { ThreadedSqliteStore } from "../src/workflow/persistence/sqlite/threaded-store.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
-import { type Figures, percentile, runBench } from "./harness.ts";
+import { type Figures, knob, percentile, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
 
-const W = Number(process.env.BENCH_WORKFLOWS ?? 10_000);
-const M = Number(process.env.BENCH_STEPS ?? 10);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
-const SERIAL = Number(process.env.BENCH_SERIAL_WORKFLOWS ?? 300);
-const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = [
+  "src/workflow/engine",
+  "src/workflow/persistence/sqlite",
+  "src/workflow/matching",
+  "src/workflow/rpc",
+  "src/worker",
+];
+
+const W = knob("BENCH_WORKFLOWS", 10_000, 50);
+const M = knob("BENCH_STEPS", 10, 3);
+const WARMUP = knob("BENCH_WARMUP", 500, 10);
+const SERIAL = knob("BENCH_SERIAL_WORKFLOWS", 300, 10);
+const WORKERS = knob("BENCH_WORKERS", 1, 1);
 const INPUT = process.env.BENCH_INPUT ?? "{}";
 
 const dir = await mkdtemp(join(tmpdir(), "skein-bench-workflows-"));
@@ -168,7 +177,7 @@ async function measure(total: number, concurrency: number): Promise<Figures> {
   return figures;
 }
 
-await runBench("workflows", [
+await runBench("workflows", { measures: MEASURES }, [
   {
     name: `C=64, W=${W}, M=${M}, server SQLite store (WAL, synchronous=FULL)`,
     async run() {
@@ -179,7 +188,7 @@ await runBench("workflows", [
   {
     name: `C=1, W=${SERIAL}, M=${M}`,
     async run() {
-      await closedLoop(20, 1);
+      await closedLoop(Math.min(20, SERIAL), 1);
       return measure(SERIAL, 1);
     },
   },
