@@ -34,6 +34,14 @@ const CASES: readonly Case[] = [
   { folder: "src/workflow", from: "../worker/verb.ts", allowed: true },
   { folder: "src/workflow", from: "../store/errors.ts", allowed: false },
   { folder: "src/workflow", from: "../protocol/attempt.ts", allowed: true },
+  // The shared persistence code names no backend: differences go in its Dialect.
+  { folder: "src/workflow/persistence/sql", from: "../sqlite/driver.ts", allowed: false },
+  { folder: "src/workflow/persistence/sql", from: "../postgres/dialect.ts", allowed: false },
+  { folder: "src/workflow/persistence/sql", from: "node:sqlite", allowed: false },
+  { folder: "src/workflow/persistence/sql", from: "pg", allowed: false },
+  { folder: "src/workflow/persistence/sql", from: "../../../store/errors.ts", allowed: false },
+  { folder: "src/workflow/persistence/sql", from: "../store.ts", allowed: true },
+  { folder: "src/workflow/persistence/sql", from: "../../errors.ts", allowed: true },
   { folder: "src/store", from: "../workflow/errors.ts", allowed: false },
   { folder: "src/store", from: "../worker/runtime.ts", allowed: false },
 ];

@@ -6,9 +6,10 @@
 import { join } from "node:path";
 import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
 import type { OutboxRow } from "../../src/workflow/engine/store.ts";
+import { SqlRunStore } from "../../src/workflow/persistence/sql/runs.ts";
 import { openDatabase } from "../../src/workflow/persistence/sqlite/database.ts";
+import { SqliteDatabase } from "../../src/workflow/persistence/sqlite/driver.ts";
 import { migrate } from "../../src/workflow/persistence/sqlite/migrations.ts";
-import { SqliteRunStore } from "../../src/workflow/persistence/sqlite/runs.ts";
 import type { RunPosition, RunRecord, RunStore } from "../../src/workflow/persistence/workflows.ts";
 
 export interface TestRunStore extends Omit<RunStore, "history"> {
@@ -35,7 +36,7 @@ export function openRunsAt(file: string): TestRunStore {
   // file is locked to one connection, so the test's own reads go through the same one.
   const db = openDatabase(file);
   migrate(db, file);
-  const runs = new SqliteRunStore(db);
+  const runs = new SqlRunStore(new SqliteDatabase(db));
   const allOutbox = db.prepare(
     "SELECT run_id, namespace, activity_id, attempt, state FROM workflow_outbox",
   );

@@ -1,8 +1,8 @@
 /**
  * The workflow server's persistence boundary: a domain-level interface (namespaces, workflow
  * definitions, runs and their events; outbox rows and deployments as they land) that every backend implements.
- * The SQLite backend (`sqlite/`) serves a single node; a PostgreSQL backend for cluster mode
- * implements the same interface. Callers never see SQL, rows or connections.
+ * It is implemented once, in `sql/`, over a row-level driver: SQLite (`sqlite/`) for a single
+ * node, PostgreSQL (`postgres/`) for cluster mode. Callers never see SQL, rows or connections.
  *
  * Shape rules every backend and every new method keeps:
  * - Every method is async and each one is a single transaction: when its promise resolves,

@@ -7,6 +7,7 @@
 
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
+import type { HistoryEvent } from "../../../src/workflow/engine/history.ts";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 import { engineStoreConformance } from "../../support/engine-store-conformance.ts";
@@ -34,6 +35,7 @@ export function workflowStoreConformance(name: string, backend: Backend): void {
     namespaceConformance(backend);
     deploymentConformance(backend);
     transcriptConformance(backend);
+    runPositionConformance(backend);
   });
   engineStoreConformance(name, async () => (await workflows()).runs);
   workflowPersistenceConformance(name, workflows);
@@ -231,4 +233,66 @@ export function transcriptConformance(backend: Backend): void {
       await again.close();
     }
   });
+}
+
+const runId = (run: string) => ({
+  runId: run,
+  workflowId: `w-${run}`,
+  namespace: "n",
+  definitionVersion: V1,
+});
+const timer = (at: number): HistoryEvent => ({
+  type: "TimerStarted",
+  at,
+  timer_id: `t${at}`,
+  fire_at: at,
+});
+
+export function runPositionConformance(backend: Backend): void {
+  test("runs not in memory continue their histories from their rows, several in one commit", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    await first.workflows.runs.commit(
+      ["a", "b"].map((r) => ({ ...runId(r), events: [started(1, `w-${r}`)], status: "Running" })),
+    );
+    await first.workflows.runs.commit([{ ...runId("a"), events: [timer(2)], status: "Running" }]);
+    await first.close();
+    const second = await backend.open(place);
+    try {
+      await continueRuns(second.workflows);
+    } finally {
+      await second.close();
+    }
+  });
+}
+
+/** Commits to a, b (stored, not loaded) and c (new), each of a and c twice in one batch. */
+async function continueRuns({ runs }: WorkflowPersistence): Promise<void> {
+  await runs.commit([
+    { ...runId("a"), events: [timer(3)], status: "Running" },
+    { ...runId("b"), events: [timer(4)], status: "Running" },
+    { ...runId("c"), events: [started(5, "w-c")], status: "Running" },
+    {
+      ...runId("a"),
+      events: [{ type: "RunCompleted", at: 6, output_json: "1" }],
+      status: "Completed",
+    },
+    { ...runId("c"), events: [timer(8)], status: "Paused" },
+  ]);
+  await runs.commit([{ ...runId("b"), events: [timer(7)], status: "Running" }]);
+  const times = async (r: string) => (await runs.history(r))?.map((e) => e.at);
+  assert.deepEqual(await times("a"), [1, 2, 3, 6]);
+  assert.deepEqual(await times("b"), [1, 4, 7]);
+  assert.deepEqual(await times("c"), [5, 8]);
+  // A run appended to twice in one batch: one row, with its first start and its last status.
+  const row = async (r: string) => {
+    const run = await runs.byWorkflowId("n", `w-${r}`);
+    return [run?.status, run?.startedAt, run?.updatedAt, run?.endedAt, run?.outputJson];
+  };
+  assert.deepEqual(await row("a"), ["Completed", 1, 6, 6, "1"]);
+  assert.deepEqual(await row("c"), ["Paused", 5, 8, null, null]);
+  assert.deepEqual((await runs.loadRunning()).map((r) => [r.runId, r.history.length]).sort(), [
+    ["b", 3],
+    ["c", 2],
+  ]);
 }

@@ -1,5 +1,6 @@
-// The two backends' migration lists agree: the same versions in the same order, with the
-// same names, so a schema version means the same thing on SQLite and on PostgreSQL.
+// The two backends apply the one schema list (sql/schema.ts): the same versions in the same
+// order, with the same names, numbered 1.., so a schema version means the same thing on
+// SQLite and on PostgreSQL.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";

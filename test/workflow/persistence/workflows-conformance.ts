@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { HistoryEvent } from "../../../src/workflow/engine/history.ts";
-import { MAX_LISTED_VERSIONS } from "../../../src/workflow/persistence/run-rows.ts";
+import { MAX_LISTED_VERSIONS } from "../../../src/workflow/persistence/sql/run-rows.ts";
 import type { RunOrder, WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 
 export const V1 = `sha256:${"01".repeat(32)}`;

@@ -10,7 +10,8 @@
 import pg from "pg";
 import type { ClusterStorage } from "../store.ts";
 import { CLUSTER_CHANNEL, ClusterTables } from "./cluster.ts";
-import { PostgresRunStore, type ShardFence } from "./runs.ts";
+import { PostgresDatabase } from "./driver.ts";
+import { type ShardFence, shardRunStore } from "./runs.ts";
 
 /** How long a broken LISTEN connection waits before it connects again. */
 export const LISTEN_RETRY_MS = 1_000;
@@ -41,7 +42,7 @@ export function postgresCluster(
     close: async () => {
       if (leasePool !== undefined && !leasePool.ending) await leasePool.end();
     },
-    shardRuns: (fence: ShardFence) => new PostgresRunStore(pool, fence),
+    shardRuns: (fence: ShardFence) => shardRunStore(new PostgresDatabase(pool), fence),
     listen: (wake) => listen(url, schema, wake),
     notify: async (topic) => {
       await pool.query("SELECT pg_notify($1, $2)", [CLUSTER_CHANNEL, `${schema}:${topic}`]);

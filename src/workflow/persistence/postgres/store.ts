@@ -1,20 +1,18 @@
 /**
  * The PostgreSQL backend of the workflow store, for cluster mode: a connection pool whose
  * every connection works in one schema (`storage.schema`), migrated when opened. Commits
- * are synchronous (the server default), so a resolved write is durable. Several nodes share
+ * are synchronous (the server default), so a resolved write is durable. The domain areas
+ * are the shared modules of `../sql/` over this pool's driver. Several nodes share
  * one schema as a cluster (`cluster`: leases, shard-scoped fenced run stores; docs/cluster.md).
  */
 
 import pg from "pg";
 import { workflowError } from "../../errors.ts";
+import { SqlDomainStores } from "../sql/domain.ts";
 import type { ClusterStorage, WorkflowStore } from "../store.ts";
 import { postgresCluster } from "./cluster-storage.ts";
-import { PostgresDefinitionStore } from "./definitions.ts";
-import { PostgresDeploymentStore } from "./deployments.ts";
+import { PostgresDatabase } from "./driver.ts";
 import { migrate } from "./migrations.ts";
-import { PostgresNamespaceStore } from "./namespaces.ts";
-import { PostgresRunStore } from "./runs.ts";
-import { PostgresTranscriptStore } from "./transcripts.ts";
 
 /** Connections per node; the engine's claim loops and the API share them. */
 export const POOL_SIZE = 10;
@@ -32,27 +30,17 @@ export function redactUrl(url: string): string {
   }
 }
 
-export class PostgresWorkflowStore implements WorkflowStore {
+export class PostgresWorkflowStore extends SqlDomainStores implements WorkflowStore {
   readonly backend = "postgres";
   readonly schemaVersion: number;
-  readonly namespaces: PostgresNamespaceStore;
-  readonly deployments: PostgresDeploymentStore;
-  readonly transcripts: PostgresTranscriptStore;
-  readonly workflows: { definitions: PostgresDefinitionStore; runs: PostgresRunStore };
   readonly cluster: ClusterStorage & { close(): Promise<void> };
   readonly #pool: pg.Pool;
 
   private constructor(pool: pg.Pool, schemaVersion: number, url: string, schema: string) {
+    super(new PostgresDatabase(pool));
     this.#pool = pool;
     this.cluster = postgresCluster(url, schema, pool);
     this.schemaVersion = schemaVersion;
-    this.namespaces = new PostgresNamespaceStore(pool);
-    this.deployments = new PostgresDeploymentStore(pool);
-    this.transcripts = new PostgresTranscriptStore(pool);
-    this.workflows = {
-      definitions: new PostgresDefinitionStore(pool),
-      runs: new PostgresRunStore(pool),
-    };
   }
 
   static async open(url: string, schema: string): Promise<PostgresWorkflowStore> {
@@ -70,9 +58,10 @@ export class PostgresWorkflowStore implements WorkflowStore {
     // An idle connection that breaks must not crash the node; the next query reconnects.
     pool.on("error", () => {});
     const where = `${redactUrl(url)} (schema ${schema})`;
-    let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      // A first connection of its own, so that an unreachable server is told apart from a
+      // migration that fails; the migration then takes it from the pool again.
+      (await pool.connect()).release();
     } catch (error) {
       await pool.end();
       const reason = error instanceof Error ? error.message : String(error);
@@ -80,13 +69,11 @@ export class PostgresWorkflowStore implements WorkflowStore {
     }
     let version: number;
     try {
-      version = await migrate(client, schema, where);
+      version = await migrate(new PostgresDatabase(pool), schema, where);
     } catch (error) {
-      client.release();
       await pool.end();
       throw error;
     }
-    client.release();
     return new PostgresWorkflowStore(pool, version, url, schema);
   }
 

@@ -1,38 +1,29 @@
 /**
  * The SQLite backend of the workflow store: one database file per node (WAL, synced commits),
- * migrated to the latest schema when opened. Each domain area is its own module over the
- * shared connection; this class wires them into the `WorkflowStore` interface.
+ * migrated to the latest schema when opened. Each domain area is the shared module of
+ * `../sql/` over this connection's driver; this class wires them into the `WorkflowStore`
+ * interface.
  */
 
 import type { DatabaseSync } from "node:sqlite";
+import { SqlDomainStores } from "../sql/domain.ts";
 import type { BackupResult, WorkflowStore } from "../store.ts";
 import { backupDatabase } from "./backup.ts";
 import { openDatabase } from "./database.ts";
-import { SqliteDefinitionStore } from "./definitions.ts";
-import { SqliteDeploymentStore } from "./deployments.ts";
+import { SqliteDatabase } from "./driver.ts";
 import { migrate } from "./migrations.ts";
-import { SqliteNamespaceStore } from "./namespaces.ts";
-import { SqliteRunStore } from "./runs.ts";
-import { SqliteTranscriptStore } from "./transcripts.ts";
 
-export class SqliteWorkflowStore implements WorkflowStore {
+export class SqliteWorkflowStore extends SqlDomainStores implements WorkflowStore {
   readonly backend = "sqlite";
   readonly schemaVersion: number;
-  readonly namespaces: SqliteNamespaceStore;
-  readonly deployments: SqliteDeploymentStore;
-  readonly transcripts: SqliteTranscriptStore;
-  readonly workflows: { definitions: SqliteDefinitionStore; runs: SqliteRunStore };
   readonly file: string;
   readonly #db: DatabaseSync;
 
   private constructor(db: DatabaseSync, file: string, schemaVersion: number) {
+    super(new SqliteDatabase(db));
     this.#db = db;
     this.file = file;
     this.schemaVersion = schemaVersion;
-    this.namespaces = new SqliteNamespaceStore(db);
-    this.deployments = new SqliteDeploymentStore(db);
-    this.transcripts = new SqliteTranscriptStore(db);
-    this.workflows = { definitions: new SqliteDefinitionStore(db), runs: new SqliteRunStore(db) };
   }
 
   /** Opens (creating when absent) and migrates the database at `file`. */

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
-import { listRunsSql } from "../../../../src/workflow/persistence/run-rows.ts";
+import { listRunsSql } from "../../../../src/workflow/persistence/sql/run-rows.ts";
+import { SQLITE } from "../../../../src/workflow/persistence/sqlite/dialect.ts";
 import {
   LATEST_SCHEMA_VERSION,
   MIGRATIONS,
@@ -104,7 +105,7 @@ describe("SQLite workflow store: file, journal and migrations", () => {
       const db = new DatabaseSync(file);
       const planOf = (query: Partial<Parameters<typeof listRunsSql>[0]>, versions?: string[]) => {
         const base = { namespace: "ns", status: undefined, limit: 1, after: undefined, order };
-        const { sql, params } = listRunsSql({ ...base, ...query }, "sqlite", versions);
+        const { sql, params } = listRunsSql({ ...base, ...query }, SQLITE, versions);
         const rows = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
         return rows.map((p) => p.detail).join("\n");
       };

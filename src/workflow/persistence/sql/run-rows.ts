@@ -1,13 +1,14 @@
 /**
- * The row shapes both run stores share (SQLite and PostgreSQL keep the same tables): how a
- * `workflow_runs` row becomes a RunRecord, how stored events are decoded, what a batch's
+ * The run rows of both backends (SQLite and PostgreSQL keep the same tables): how a
+ * `workflow_runs` row becomes a RunRecord, how a list page is asked for, how stored events are decoded, what a batch's
  * events say about a run's end, and how an outbox row is read. Times are milliseconds;
  * PostgreSQL returns BIGINT columns as strings, SQLite as numbers, so both are accepted.
  */
 
-import { type HistoryEvent, historyEvent, type RunStatus } from "../engine/history.ts";
-import type { OutboxRow, OutboxState } from "../engine/store.ts";
-import type { RunPage, RunPosition, RunQuery, RunRecord } from "./workflows.ts";
+import { type HistoryEvent, historyEvent, type RunStatus } from "../../engine/history.ts";
+import type { OutboxRow, OutboxState } from "../../engine/store.ts";
+import type { RunPage, RunPosition, RunQuery, RunRecord } from "../workflows.ts";
+import type { Dialect } from "./dialect.ts";
 
 export interface RunRow {
   namespace: string;
@@ -35,11 +36,11 @@ export const RUN_COLUMNS =
   "AND d.version = workflow_runs.definition_version) AS definition_name";
 
 /**
- * A list page's statement and parameters for either dialect (`?` on SQLite, `$n` on
- * PostgreSQL): only the filters given become conditions, so each shape keeps a plan that
- * walks the (namespace[, status], started_at, run_id) index, forwards for "oldest" and
- * backwards for "newest" (both databases read a B-tree either way, so neither order needs
- * its own index or a sort); one row more than the limit says whether another page follows.
+ * A list page's statement and parameters for either dialect: only the filters given become
+ * conditions, so each shape keeps a plan that walks the (namespace[, status], started_at,
+ * run_id) index, forwards for "oldest" and backwards for "newest" (both databases read a
+ * B-tree either way, so neither order needs its own index or a sort); one row more than the
+ * limit says whether another page follows.
  *
  * Filtered by definition, `versions` (the name's versions, looked up first) makes the page
  * one ordered range of the (namespace, definition_version, started_at, run_id) index per
@@ -47,15 +48,11 @@ export const RUN_COLUMNS =
  * every run the namespace started. Without them (a name with more versions than a
  * statement should hold) the start-time index is walked and each run's version tested.
  */
-export function listRunsSql(
-  query: RunQuery,
-  dialect: "sqlite" | "postgres",
-  versions?: readonly string[],
-) {
+export function listRunsSql(query: RunQuery, dialect: Dialect, versions?: readonly string[]) {
   const params: (string | number)[] = [];
   const p = (value: string | number) => {
     params.push(value);
-    return dialect === "sqlite" ? "?" : `$${params.length}`;
+    return "?";
   };
   const newest = query.order === "newest";
   const direction = newest ? " DESC" : "";
@@ -67,11 +64,8 @@ export function listRunsSql(
     const where = select(byVersion ? versions[0] : undefined);
     return { sql: `${where} ${order} LIMIT ${p(query.limit + 1)}`, params };
   }
-  // SQLite merges plain arms in index order (MERGE (UNION ALL) of co-routines), reading each
-  // only as far as the page needs. PostgreSQL may append and sort instead (it does when it
-  // expects few rows), so there each arm is cut at the page's size itself.
   const arms = versions.map((v) =>
-    dialect === "sqlite" ? select(v) : `(${select(v)} ${order} LIMIT ${p(query.limit + 1)})`,
+    dialect.cutsUnionArms ? `(${select(v)} ${order} LIMIT ${p(query.limit + 1)})` : select(v),
   );
   return { sql: `${arms.join(" UNION ALL ")} ${order} LIMIT ${p(query.limit + 1)}`, params };
 }
@@ -83,7 +77,7 @@ export const MAX_LISTED_VERSIONS = 100;
 function listConditions(
   query: RunQuery,
   p: (value: string | number) => string,
-  dialect: "sqlite" | "postgres",
+  dialect: Dialect,
   version: string | undefined,
 ): string {
   let where = `namespace = ${p(query.namespace)}`;
@@ -111,13 +105,8 @@ function listConditions(
   const beyond = newest ? "<" : ">";
   // A row-value comparison, which both databases read as a range of the index: a page deep
   // in the list starts at its cursor instead of stepping over every run before it.
-  const [from, id] = [p(at), p(after.runId)];
-  return (
-    where +
-    (dialect === "sqlite"
-      ? ` AND (started_at, run_id) ${beyond} (${from}, ${id})`
-      : ` AND (started_at, run_id) ${beyond} (${from}::bigint, ${id}::text)`)
-  );
+  const [from, id] = [dialect.cast(p(at), "bigint"), dialect.cast(p(after.runId), "text")];
+  return `${where} AND (started_at, run_id) ${beyond} (${from}, ${id})`;
 }
 
 /**
@@ -188,10 +177,6 @@ export interface OutboxTableRow {
   namespace: string;
   state: OutboxState;
 }
-
-export const OPEN_OUTBOX_SQL =
-  "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox " +
-  "WHERE state <> 'done' ORDER BY run_id, activity_id, attempt";
 
 export function toOutboxRow(r: OutboxTableRow): OutboxRow {
   return {

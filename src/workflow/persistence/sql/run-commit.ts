@@ -1,0 +1,173 @@
+/**
+ * The engine's group commit over either backend, as one unit: the events of every run that
+ * advanced in one engine tick, each run's row (status, times, end) and the outbox rows they
+ * create, in one transaction, so there is one durable sync per engine commit. Each table is
+ * written with `Dialect.insertRows`: a constant number of statements on PostgreSQL whatever
+ * the batch holds, one prepared statement stepped per row on SQLite.
+ *
+ * A run's next event position comes from the store's memory (filled by `loadRunning` and by
+ * earlier commits), so an append never reads first; a batch that starts a run needs no look-up
+ * (its first event is `RunStarted`, so the run is new), and any other run not in memory has
+ * its position read, all such runs in one statement.
+ */
+
+import type { RunAppend } from "../../engine/store.ts";
+import type { Column, Dialect, RowsTarget } from "./dialect.ts";
+import { endOf, isLive } from "./run-rows.ts";
+import { all, type Param, type Unit } from "./unit.ts";
+
+/** A store scoped to one shard: the shard its rows carry, and the fence every commit checks. */
+export interface RunScope {
+  readonly shard: number;
+  /** Fails the transaction unless this node may still write to the shard. */
+  fence(): Unit<void>;
+}
+
+const text = (name: string): Column => ({ name, type: "text" });
+const int = (name: string): Column => ({ name, type: "int" });
+const bigint = (name: string): Column => ({ name, type: "bigint" });
+const SHARD = int("shard");
+
+/** A table's target without the shard column (the default, 0) and with it. */
+function targets(table: string, columns: Column[], tail: string) {
+  return {
+    unscoped: { table, columns, tail } satisfies RowsTarget,
+    scoped: { table, columns: [...columns, SHARD], tail } satisfies RowsTarget,
+  };
+}
+
+const OUTBOX = targets(
+  "workflow_outbox",
+  [text("run_id"), int("activity_id"), int("attempt"), text("namespace"), text("state")],
+  "ON CONFLICT (run_id, activity_id, attempt) DO UPDATE SET state = excluded.state",
+);
+/** Events carry no shard: their run's row places them. */
+const EVENTS: RowsTarget = {
+  table: "workflow_events",
+  columns: [text("run_id"), int("seq"), text("event")],
+  tail: "",
+};
+/** A run's end columns keep what they hold unless this commit ends the run. */
+const RUNS = targets(
+  "workflow_runs",
+  [
+    text("run_id"),
+    text("namespace"),
+    text("workflow_id"),
+    text("definition_version"),
+    text("status"),
+    bigint("started_at"),
+    bigint("updated_at"),
+    int("next_seq"),
+    bigint("ended_at"),
+    text("output_json"),
+    text("failure_code"),
+    text("failure_message"),
+  ],
+  "ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, " +
+    "updated_at = excluded.updated_at, next_seq = excluded.next_seq, " +
+    "ended_at = coalesce(excluded.ended_at, workflow_runs.ended_at), " +
+    "output_json = coalesce(excluded.output_json, workflow_runs.output_json), " +
+    "failure_code = coalesce(excluded.failure_code, workflow_runs.failure_code), " +
+    "failure_message = coalesce(excluded.failure_message, workflow_runs.failure_message)",
+);
+
+/** Whether the batch writes anything (an empty one needs no transaction). */
+export function writesAnything(batch: readonly RunAppend[]): boolean {
+  return batch.some((r) => r.events.length > 0 || (r.outbox?.length ?? 0) > 0);
+}
+
+/**
+ * Writes the batch; returns the next event position of every run it appended to. `known`
+ * is the store's memory of positions; it is not changed here (only a durable commit may).
+ */
+export function* groupCommit(
+  dialect: Dialect,
+  batch: readonly RunAppend[],
+  known: ReadonlyMap<string, number>,
+  scope: RunScope | undefined,
+): Unit<Map<string, number>> {
+  const pick = <T>(t: { unscoped: T; scoped: T }) => (scope === undefined ? t.unscoped : t.scoped);
+  const withShard = (row: Param[]) => (scope === undefined ? row : [...row, scope.shard]);
+  if (scope !== undefined) yield* scope.fence();
+  // Outbox rows go in the same transaction as the events that create them.
+  const outbox = outboxRows(batch).map(withShard);
+  if (outbox.length > 0) yield* dialect.insertRows(pick(OUTBOX), outbox);
+  const appends = batch.filter((r) => r.events.length > 0);
+  const positions = yield* positionsOf(dialect, appends, known);
+  const events: Param[][] = [];
+  const runs = new Map<string, Param[]>();
+  for (const r of appends) {
+    let seq = positions.get(r.runId)!;
+    for (const e of r.events) events.push([r.runId, seq++, JSON.stringify(e)]);
+    positions.set(r.runId, seq);
+    const end = isLive(r.status) ? undefined : endOf(r.events);
+    // A run appended to twice in one batch keeps the start time of its first append.
+    const startedAt = runs.get(r.runId)?.[5] ?? r.events[0]!.at;
+    runs.set(r.runId, [
+      r.runId,
+      r.namespace,
+      r.workflowId,
+      r.definitionVersion,
+      r.status,
+      startedAt,
+      r.events.at(-1)!.at,
+      seq,
+      end?.at ?? null,
+      end?.output ?? null,
+      end?.failure?.[0] ?? null,
+      end?.failure?.[1] ?? null,
+    ]);
+  }
+  if (events.length > 0) {
+    yield* dialect.insertRows(EVENTS, events);
+    yield* dialect.insertRows(pick(RUNS), [...runs.values()].map(withShard));
+  }
+  return positions;
+}
+
+/** The outbox writes of a batch, the last write of each row winning, in first-write order. */
+function outboxRows(batch: readonly RunAppend[]): Param[][] {
+  const rows: Param[][] = [];
+  const at = new Map<string, number>();
+  for (const r of batch) {
+    for (const o of r.outbox ?? []) {
+      const key = `${r.runId}\u0000${o.activityId}\u0000${o.attempt}`;
+      const i = at.get(key);
+      if (i !== undefined) rows[i]![4] = o.state;
+      else {
+        at.set(key, rows.length);
+        rows.push([r.runId, o.activityId, o.attempt, r.namespace, o.state]);
+      }
+    }
+  }
+  return rows;
+}
+
+/** Where each appended run's events start: memory, a new run's 0, or its row. */
+function* positionsOf(
+  dialect: Dialect,
+  appends: readonly RunAppend[],
+  known: ReadonlyMap<string, number>,
+): Unit<Map<string, number>> {
+  const positions = new Map<string, number>();
+  const unknown: string[] = [];
+  for (const r of appends) {
+    if (positions.has(r.runId)) continue;
+    const seq = known.get(r.runId);
+    if (seq !== undefined) positions.set(r.runId, seq);
+    else if (r.events[0]!.type === "RunStarted") positions.set(r.runId, 0);
+    else {
+      positions.set(r.runId, 0);
+      unknown.push(r.runId);
+    }
+  }
+  if (unknown.length > 0) {
+    const rows = yield* all<{ run_id: string; next_seq: number }>(
+      `SELECT run_id, next_seq FROM workflow_runs WHERE ${dialect.inList("run_id")}`,
+      [dialect.list(unknown)],
+    );
+    for (const row of rows) positions.set(row.run_id, Number(row.next_seq));
+  }
+  return positions;
+}

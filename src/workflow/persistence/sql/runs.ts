@@ -1,0 +1,156 @@
+/**
+ * Runs and their histories over either backend: the engine's group commit (`run-commit.ts`)
+ * and the reads the API answers from. Each run's next event position is kept in memory,
+ * filled by `loadRunning` and by commits, and changed only once a commit is durable. Stored
+ * events are decoded with the history decoder when read back.
+ *
+ * Unscoped, a store reads every run (a single node; the API of a cluster node). Scoped to a
+ * shard (cluster mode, `RunScope`), it loads only that shard's runs and outbox rows, writes the
+ * shard into every row and checks its fence first in every commit.
+ */
+
+import type { HistoryEvent } from "../../engine/history.ts";
+import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
+import type { HistoryRange, RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
+import type { SqlDatabase } from "./database.ts";
+import { groupCommit, type RunScope, writesAnything } from "./run-commit.ts";
+import {
+  decodeStoredEvent,
+  isLive,
+  listRunsSql,
+  MAX_LISTED_VERSIONS,
+  type OutboxTableRow,
+  RUN_COLUMNS,
+  type RunRow,
+  runPage,
+  toOutboxRow,
+  toRunRecord,
+} from "./run-rows.ts";
+import { all, get } from "./unit.ts";
+
+/** A shard condition, for the loads of a scoped store. */
+const IN_SHARD = " AND r.shard = ?";
+const LIVE = "FROM workflow_runs r WHERE r.status IN ('Running', 'Paused')";
+const RUNNING = `SELECT run_id, workflow_id, namespace, definition_version ${LIVE}`;
+// The live runs' events by the events' primary key, run by run: never a walk of every event
+// (most of a database's events belong to runs that ended).
+const RUNNING_EVENTS = `SELECT run_id, event FROM workflow_events WHERE run_id IN (SELECT run_id ${LIVE}`;
+const OPEN_OUTBOX =
+  "SELECT run_id, activity_id, attempt, namespace, state FROM workflow_outbox r " +
+  "WHERE r.state <> 'done'";
+const BY_WORKFLOW_ID = `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`;
+const VERSIONS = "SELECT version FROM workflow_definitions WHERE namespace = ? AND name = ?";
+const EXISTS = "SELECT 1 AS one FROM workflow_runs WHERE run_id = ?";
+const EVENTS = "SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq";
+// seq is the event's index in the run (appends count it from 0), so a range is a seq range.
+const EVENT_RANGE =
+  "SELECT event FROM workflow_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?";
+
+interface LiveRunRow {
+  run_id: string;
+  workflow_id: string;
+  namespace: string;
+  definition_version: string;
+}
+
+export class SqlRunStore implements RunStore {
+  readonly #db: SqlDatabase;
+  readonly #scope: RunScope | undefined;
+  readonly #nextSeq = new Map<string, number>();
+  /** The statements of this store's loads (a scoped one's read its shard only) and their parameters. */
+  readonly #loads: { running: string; events: string; outbox: string; params: number[] };
+
+  constructor(db: SqlDatabase, scope?: RunScope) {
+    this.#db = db;
+    this.#scope = scope;
+    const shard = scope === undefined ? "" : IN_SHARD;
+    this.#loads = {
+      running: RUNNING + shard,
+      events: `${RUNNING_EVENTS}${shard}) ORDER BY run_id, seq`,
+      outbox: `${OPEN_OUTBOX}${shard} ORDER BY run_id, activity_id, attempt`,
+      params: scope === undefined ? [] : [scope.shard],
+    };
+  }
+
+  async commit(batch: readonly RunAppend[]): Promise<void> {
+    if (!writesAnything(batch)) return;
+    const { dialect } = this.#db;
+    const known = this.#nextSeq;
+    const scope = this.#scope;
+    const positions = await this.#db.transaction(() => groupCommit(dialect, batch, known, scope));
+    // Positions are remembered only once durable: a failed commit leaves none behind. A run
+    // appended to more than once keeps the status of its last append.
+    for (const r of batch) {
+      const seq = positions.get(r.runId);
+      if (seq === undefined) continue;
+      if (isLive(r.status)) this.#nextSeq.set(r.runId, seq);
+      else this.#nextSeq.delete(r.runId);
+    }
+  }
+
+  async loadRunning(): Promise<StoredRun[]> {
+    const loads = this.#loads;
+    const { runs, events } = await this.#db.autocommit(function* () {
+      const runs = yield* all<LiveRunRow>(loads.running, loads.params);
+      if (runs.length === 0) return { runs, events: [] };
+      const events = yield* all<{ run_id: string; event: string }>(loads.events, loads.params);
+      return { runs, events };
+    });
+    const histories = new Map<string, HistoryEvent[]>();
+    for (const e of events) {
+      const list = histories.get(e.run_id);
+      if (list === undefined) histories.set(e.run_id, [decodeStoredEvent(e.event)]);
+      else list.push(decodeStoredEvent(e.event));
+    }
+    return runs.map((r) => {
+      const history = histories.get(r.run_id) ?? [];
+      this.#nextSeq.set(r.run_id, history.length);
+      return {
+        runId: r.run_id,
+        workflowId: r.workflow_id,
+        namespace: r.namespace,
+        definitionVersion: r.definition_version,
+        history,
+      };
+    });
+  }
+
+  loadOutbox(): Promise<OutboxRow[]> {
+    const loads = this.#loads;
+    return this.#db.autocommit(function* () {
+      return (yield* all<OutboxTableRow>(loads.outbox, loads.params)).map(toOutboxRow);
+    });
+  }
+
+  byWorkflowId(namespace: string, workflowId: string): Promise<RunRecord | undefined> {
+    return this.#db.autocommit(function* () {
+      const row = yield* get<RunRow>(BY_WORKFLOW_ID, [namespace, workflowId]);
+      return row === undefined ? undefined : toRunRecord(row);
+    });
+  }
+
+  list(query: RunQuery): Promise<RunPage> {
+    const { dialect } = this.#db;
+    return this.#db.autocommit(function* () {
+      let versions: string[] | undefined;
+      if (query.definition !== undefined) {
+        const rows = yield* all<{ version: string }>(VERSIONS, [query.namespace, query.definition]);
+        if (rows.length === 0) return { runs: [], next: undefined };
+        if (rows.length <= MAX_LISTED_VERSIONS) versions = rows.map((r) => r.version);
+      }
+      const { sql, params } = listRunsSql(query, dialect, versions);
+      return runPage(yield* all<RunRow>(sql, params), query.limit);
+    });
+  }
+
+  history(runId: string, range?: HistoryRange): Promise<HistoryEvent[] | undefined> {
+    return this.#db.autocommit(function* () {
+      if ((yield* get(EXISTS, [runId])) === undefined) return undefined;
+      const rows =
+        range === undefined
+          ? yield* all<{ event: string }>(EVENTS, [runId])
+          : yield* all<{ event: string }>(EVENT_RANGE, [runId, range.after, range.limit]);
+      return rows.map((e) => decodeStoredEvent(e.event));
+    });
+  }
+}
