@@ -8,6 +8,7 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
+import { companionMarker, decodeVectors, readBindings } from "./companions.ts";
 import {
   type Binding,
   companionOf,
@@ -17,7 +18,6 @@ import {
   REGISTRY,
 } from "./fields.ts";
 import type { EmbedService } from "./service.ts";
-import { companionMarker, decodeVectors, readBindings } from "./walk.ts";
 
 export interface TextsAnswer {
   readonly model: string;

@@ -21,32 +21,20 @@
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import type { Store } from "../engine/index.ts";
-import type { Embedder } from "./embedder.ts";
 import {
-  type Binding,
-  companionOf,
-  fieldText,
-  type Marker,
-  markerAuthor,
-  modelChange,
-  parseFieldPath,
-  parseMarker,
-  REGISTRY,
-} from "./fields.ts";
+  companionMarker,
+  emptyMarker,
+  encodeVectors,
+  MAIN,
+  readBindings,
+  SCAN_PAGE,
+} from "./companions.ts";
+import type { Embedder } from "./embedder.ts";
+import { type Binding, companionOf, type Marker, markerAuthor, modelChange } from "./fields.ts";
+import { nextTarget, readPage, type Work } from "./pass-page.ts";
 
 /** How long an idle walk sleeps before looking for new commits again. */
 export const WALK_POLL_MS = 100;
-/** Rows per page when the walk reads branch lists, histories and companion keys. */
-const SCAN_PAGE = 100;
-/** The main branch, which every collection has. */
-const MAIN = "main";
-
-interface Work {
-  readonly puts: { key: string; value: unknown }[];
-  readonly deletes: string[];
-  /** Records whose text could not be embedded (too long, or over the window cap). */
-  refused: number;
-}
 
 export class EmbedWalker {
   readonly #store: Store;
@@ -217,7 +205,8 @@ export class EmbedWalker {
       marker = { ...marker, to: target };
     }
     const work: Work = { puts: [], deletes: [], refused: 0 };
-    const next = this.#readPage(collection, binding, branch, marker, work);
+    const limit = Number(this.#service.settings.embed_page_records);
+    const next = readPage(store, limit, collection, binding, branch, marker, work);
     const vectors = await this.#embed(work);
     if (!(await this.#admit())) return false;
     this.#commit(companion, branch, work, vectors, next);
@@ -225,91 +214,6 @@ export class EmbedWalker {
       this.refused.set(collection, (this.refused.get(collection) ?? 0) + work.refused);
     }
     return true;
-  }
-
-  /** Fills `work` with one page of the pass and returns the marker after it. */
-  #readPage(
-    collection: string,
-    binding: Binding,
-    branch: string,
-    marker: Marker,
-    work: Work,
-  ): Marker {
-    const path = parseFieldPath(binding.field);
-    const limit = Number(this.#service.settings.embed_page_records);
-    const take = (key: string, value: unknown) => {
-      const text = fieldText(value, path);
-      if (text === undefined) work.deletes.push(key);
-      else work.puts.push({ key, value: text });
-    };
-    if (marker.after === undefined && marker.at !== 0) {
-      try {
-        const page = this.#store.changes({
-          collection,
-          branch,
-          fromBranch: marker.branch,
-          from: marker.at,
-          to: marker.to,
-          limit: Math.min(limit, this.#store.ctx.settings.changesMaxPage),
-          cursor: marker.cursor,
-        });
-        for (const row of page.changes) {
-          if (row.type === "removed") work.deletes.push(row.key);
-          // Another field changed: the text and its vectors are the same.
-          else if (row.type === "modified" && fieldText(row.from, path) === fieldText(row.to, path))
-            continue;
-          else take(row.key, row.to);
-        }
-        return page.cursor === null ? done(marker, branch) : { ...marker, cursor: page.cursor };
-      } catch (error) {
-        const code = (error as SkeinError).code;
-        if (code !== "version_not_found" && code !== "changes_node_budget") throw error;
-        // The older side is gone (released) or too far: list the version and merge.
-        marker = { ...marker, cursor: undefined, after: "" };
-      }
-    }
-    return this.#listPage(collection, branch, marker, limit, take, work);
-  }
-
-  #listPage(
-    collection: string,
-    branch: string,
-    marker: Marker,
-    limit: number,
-    take: (key: string, value: unknown) => void,
-    work: Work,
-  ): Marker {
-    const after = marker.after === "" || marker.after === undefined ? undefined : marker.after;
-    const page = this.#store.list(
-      { collection, branch, version: marker.to },
-      { after, limit: Math.min(limit, this.#store.ctx.settings.maxPage) },
-    );
-    const keys = new Set<string>();
-    for (const row of page.rows) {
-      keys.add(row.key);
-      take(row.key, row.value);
-    }
-    const upper = page.next === null ? undefined : page.rows.at(-1)!.key;
-    // Vectors of keys the version no longer has, in this page's key range, go.
-    let from = after;
-    for (;;) {
-      const existing = this.#store.list(
-        { collection: companionOf(collection), branch },
-        { after: from, limit: SCAN_PAGE },
-      );
-      for (const row of existing.rows) {
-        if (upper !== undefined && row.key > upper)
-          return this.#listed(marker, branch, page.next, upper);
-        if (!keys.has(row.key)) work.deletes.push(row.key);
-      }
-      if (existing.next === null) break;
-      from = existing.rows.at(-1)!.key;
-    }
-    return this.#listed(marker, branch, page.next, upper);
-  }
-
-  #listed(marker: Marker, branch: string, next: string | null, upper: string | undefined): Marker {
-    return next === null ? done(marker, branch) : { ...marker, after: upper };
   }
 
   /** The texts' vectors, in requests of at most embed_request_items texts. */
@@ -362,93 +266,4 @@ export class EmbedWalker {
     // records with text and no vectors, never embedded again.
     store.edit(where, { puts, deletes }, markerAuthor({ ...next, count }));
   }
-}
-
-function emptyMarker(): Marker {
-  return { at: 0, branch: MAIN, count: 0 };
-}
-
-function done(marker: Marker, branch: string): Marker {
-  return { at: marker.to!, branch, count: marker.count };
-}
-
-/** The marker of the companion branch's head; undefined when the branch does not exist. */
-export function companionMarker(
-  store: Store,
-  companion: string,
-  branch: string,
-): Marker | undefined {
-  let head: { author: string } | undefined;
-  try {
-    head = store.history(companion, branch, undefined, 1).rows[0];
-  } catch (error) {
-    if ((error as SkeinError).code === "branch_not_found") return undefined;
-    throw error;
-  }
-  return parseMarker(head?.author) ?? emptyMarker();
-}
-
-/**
- * The data version the next pass brings the companion to: the oldest retained version of
- * the branch when the companion mirrors another branch (a branch's first version is
- * embedded too); the head when nothing is embedded yet; else the branch's next retained
- * version after the one mirrored (each version gets its own vectors). Undefined when up
- * to date.
- */
-function nextTarget(
-  store: Store,
-  collection: string,
-  branch: string,
-  marker: Marker,
-): number | undefined {
-  let before: number | undefined;
-  let candidate: number | undefined;
-  // Nothing embedded yet: the head, not every version before the field was bound.
-  if (marker.at === 0 && marker.branch === branch) {
-    return store.history(collection, branch, undefined, 1).rows[0]?.version;
-  }
-  for (;;) {
-    const page = store.history(collection, branch, before, SCAN_PAGE);
-    for (const row of page.rows) {
-      if (marker.branch === branch && row.version <= marker.at) return candidate;
-      candidate = row.version;
-    }
-    if (page.next === null) return candidate;
-    before = page.next;
-  }
-}
-
-/** Bindings from the registry: collection → field and model. */
-export function readBindings(store: Store): Map<string, Binding> {
-  const out = new Map<string, Binding>();
-  let after: string | undefined;
-  try {
-    do {
-      const page = store.list({ collection: REGISTRY, branch: MAIN }, { after, limit: SCAN_PAGE });
-      for (const row of page.rows) out.set(row.key, row.value as Binding);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-  } catch (error) {
-    if ((error as SkeinError).code === "collection_not_found") return out;
-    throw error;
-  }
-  return out;
-}
-
-function encodeVectors(windows: readonly Float32Array[]): { windows: number; data: string } {
-  const dims = windows[0]?.length ?? 0;
-  const bytes = Buffer.alloc(windows.length * dims * 4);
-  windows.forEach((v, w) => {
-    for (let d = 0; d < dims; d++) bytes.writeFloatLE(v[d]!, (w * dims + d) * 4);
-  });
-  return { windows: windows.length, data: bytes.toString("base64") };
-}
-
-export function decodeVectors(value: unknown): number[][] {
-  const { windows, data } = value as { windows: number; data: string };
-  const bytes = Buffer.from(data, "base64");
-  const dims = bytes.length / 4 / windows;
-  return Array.from({ length: windows }, (_, w) =>
-    Array.from({ length: dims }, (_, d) => bytes.readFloatLE((w * dims + d) * 4)),
-  );
 }

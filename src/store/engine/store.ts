@@ -54,7 +54,7 @@ import { type Ref, type Resolved, resolveRef } from "./refs.ts";
 import { deleteBranchWith, deleteCollectionWith } from "./removal.ts";
 import { holdFrom, maybeRelease, type ReleaseResult, release } from "./retention.ts";
 import { SteppedSweeps, SWEEP_STEP_WORK } from "./sweeps.ts";
-import { createTag, deleteTag, listTags, type TagInfo } from "./tags.ts";
+import { createTag, deleteTag, listTags, type TagInfo, tagSource } from "./tags.ts";
 
 export { SWEEP_STEP_WORK } from "./sweeps.ts";
 
@@ -137,11 +137,7 @@ export class Store {
     return sweepNodes(this.ctx);
   }
 
-  /**
-   * `deleteCollection` with a stepped sweep: the deletion is done when this returns.
-   * `followers` are collections derived from this one (embedding vectors): those present
-   * go with it, in the same sweep.
-   */
+  /** `deleteCollection` with its followers (removal.ts) and a stepped sweep. */
   deleteCollectionInSteps(name: string, followers: readonly string[] = []): Promise<SweepResult> {
     this.#requireIdle();
     deleteCollectionWith(this.ctx, name, followers);
@@ -168,11 +164,7 @@ export class Store {
     return sweepNodes(this.ctx);
   }
 
-  /**
-   * `deleteBranch` with a stepped sweep: the deletion is done when this returns.
-   * `followers` are collections derived from this one (embedding vectors): their branch of
-   * the same name, where present, goes with it, in the same sweep.
-   */
+  /** `deleteBranch` with the followers' branches (removal.ts) and a stepped sweep. */
   deleteBranchInSteps(
     collection: string,
     name: string,
@@ -183,15 +175,9 @@ export class Store {
     return this.sweepInSteps();
   }
 
-  /**
-   * The branch a tag was taken from, when `name` is a tag and no branch (what an access
-   * decision on a read through the tag is made on). Tags are written synchronously, so
-   * this reads durable state even while commits are in flight.
-   */
+  /** The branch tag `name` was taken from (tags.ts); null for a branch or no tag. */
   tagBranch(collection: string, name: string): string | null {
-    const { db } = this.ctx;
-    if (db.branches.get([collection, name]) !== undefined) return null;
-    return db.tags.get([collection, name])?.branch ?? null;
+    return tagSource(this.ctx, collection, name);
   }
 
   /** The version a ref names (refs.ts). */
@@ -364,10 +350,7 @@ export class Store {
     return release(this.ctx, now);
   }
 
-  /**
-   * Keeps `version` of a branch, and every newer one, from release on behalf of `holder`
-   * (a search index, until it has caught up past it); undefined lets go.
-   */
+  /** Keeps `version` of a branch and newer ones from release for `holder` (retention.ts). */
   hold(holder: string, collection: string, branch: string, version: number | undefined): void {
     holdFrom(this.ctx, holder, branchId(collection, branch), version);
   }

@@ -82,3 +82,13 @@ export function deleteTag(ctx: StoreContext, collection: string, name: string): 
     db.tags.removeSync([collection, name]);
   });
 }
+
+/**
+ * The branch a tag was taken from, when `name` is a tag and no branch (what an access
+ * decision on a read through the tag is made on). Tags are written synchronously, so this
+ * reads durable state even while commits are in flight.
+ */
+export function tagSource(ctx: StoreContext, collection: string, name: string): string | null {
+  if (ctx.db.branches.get([collection, name]) !== undefined) return null;
+  return ctx.db.tags.get([collection, name])?.branch ?? null;
+}

@@ -19,7 +19,9 @@ import { runFastBatch } from "./fast-batch.ts";
 import { encodeJsonFrame, encodeSplicedFrame, JsonFrameReader, sliceBatch } from "./frames.ts";
 import { WORKER_INPUT_FRAME_BYTES } from "./limits.ts";
 import { QUERY_PROTOCOL, type WorkerInput, type WorkerOutput, workerInput } from "./protocol.ts";
-import { prepareSandbox, Sandbox, SandboxError } from "./sandbox.ts";
+import { Sandbox } from "./sandbox.ts";
+import { SandboxError } from "./sandbox-errors.ts";
+import { prepareSandbox } from "./sandbox-memory.ts";
 
 let sandbox: Sandbox | undefined;
 /**

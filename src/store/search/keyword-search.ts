@@ -13,8 +13,8 @@
 
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { readBindings } from "../embed/companions.ts";
 import { type Binding, fieldText, parseFieldPath } from "../embed/fields.ts";
-import { readBindings } from "../embed/walk.ts";
 import type { Store } from "../engine/index.ts";
 import { readDiff } from "./diff.ts";
 import { headVersion } from "./heads.ts";

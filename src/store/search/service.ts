@@ -26,9 +26,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../../common/log.ts";
+import { readBindings } from "../embed/companions.ts";
 import { type Binding, modelChange, parseFieldPath } from "../embed/fields.ts";
 import type { EmbedService } from "../embed/service.ts";
-import { readBindings } from "../embed/walk.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { fuseRanks } from "./fuse.ts";

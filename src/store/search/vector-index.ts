@@ -19,8 +19,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join } from "node:path";
 import type { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { companionMarker } from "../embed/companions.ts";
 import { companionOf } from "../embed/fields.ts";
-import { companionMarker } from "../embed/walk.ts";
 import type { RecordScan, RecordText, Store } from "../engine/index.ts";
 import { readDiff } from "./diff.ts";
 import type { VectorHit } from "./exact.ts";

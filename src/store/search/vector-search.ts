@@ -9,9 +9,9 @@
  * choosing stays next to the vector indexes it serves.
  */
 
+import { companionMarker } from "../embed/companions.ts";
 import { companionOf } from "../embed/fields.ts";
 import { findEmbedded } from "../embed/verbs.ts";
-import { companionMarker } from "../embed/walk.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { exactSearch, type VectorHit } from "./exact.ts";
