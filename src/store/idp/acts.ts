@@ -22,10 +22,10 @@
  * action allows (a revert writes one branch and reads another). A ref into the request's own
  * branch adds nothing: the verb's own decision is on that branch.
  *
- * Scopes: a page-filtered verb over records also names its `scope`, the resources that cover
- * every record its page can hold (the branch, or the records under the request's prefix; by
+ * Scopes: every page-filtered verb also names its `scope`, the resources that cover every row
+ * its page can hold (for records, the branch or the records under the request's prefix: by
  * the contract's decision rule a grant covering the branch or a prefix covers every record
- * under it). A caller allowed the whole scope sees the page as it is; any other caller is a
+ * under it; for the name lists, the database). A caller allowed the whole scope sees the page as it is; any other caller is a
  * partial reader, whose denied rows are left out and counted only where the caller did not
  * choose the range (`narrows`): see docs/identity.md, "What a page-filtered verb reveals".
  */
@@ -151,11 +151,25 @@ const otherThan = (own: string, read: string): string[] => (read === own ? [] : 
 /** The branch a read verb's `version` names, when it is not the request's own. */
 const versionReads: Reads = (a) => otherThan(a.branch ?? "main", readBranch(a));
 
+/**
+ * The name lists (collections, branches, tags). Only a grant on the database covers every
+ * row such a list can hold: a collection grant covers no other collection, and none of its
+ * own branches that were never placed, so reading a collection whole does not mean that no
+ * branch (or tag taken on one) is denied there. Any other caller is a partial reader, who
+ * pages from the start with the positions the store gave: an `after` of its own choosing
+ * would make `denied` count the names after a point it chose.
+ */
+const NAME_LIST: Pick<RowsRule, "scope" | "narrows"> = {
+  scope: (d) => [databaseResource(d)],
+  narrows: (_a, chosen) => chosen,
+};
+
 export const ACTS: Readonly<Record<string, Act>> = {
   "collections.list": {
     kind: "rows",
     field: "rows",
     resources: (d, _a, row) => [collectionResource(d, String(row.name))],
+    ...NAME_LIST,
   },
   "collections.create": { kind: "one", resource: db },
   "collections.delete": { kind: "one", resource: coll },
@@ -163,6 +177,7 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.name))],
+    ...NAME_LIST,
   },
   // Made in the collection, holding every record of the version its source ref names.
   "branches.create": {
@@ -187,6 +202,7 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.branch))],
+    ...NAME_LIST,
   },
   "tags.delete": { kind: "one", resource: coll },
   "document.get": {

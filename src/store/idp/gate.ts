@@ -104,9 +104,9 @@ export class IdpGate {
   }
 
   /**
-   * A page-filtered verb. With a scope (record verbs), the scope is decided first: a caller
-   * allowed all of it is shown the page whole (the contract's rule covers every record of the
-   * scope, so no row is asked about); any other caller is a partial reader, refused when the
+   * A page-filtered verb. With a scope, the scope is decided first: a caller allowed all of it
+   * is shown the page whole (the contract's rule covers every row of the scope, so no row is
+   * asked about); any other caller is a partial reader, refused when the
    * request chose its own range, else shown the rows it may read with the others counted.
    */
   async #page(
@@ -149,8 +149,8 @@ export class IdpGate {
     if (act.narrows?.(args, sent.chosen) === true) {
       throw storeError(
         "permission_denied",
-        `${verb} ranges over records this pass may not read: name a prefix it may read whole, ` +
-          "and continue only from the positions the store gave",
+        `${verb} ranges over rows this pass may not read: list from the start (or under a ` +
+          "prefix it may read whole) and continue only from the positions the store gave",
       );
     }
     return filter;
