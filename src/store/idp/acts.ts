@@ -84,6 +84,8 @@ export interface ActArgs {
   /** branches.create's source: `from_version` is a ref, `from_branch` the branch it reads by number. */
   readonly from_version?: number | string;
   readonly prefix?: string;
+  /** A page's size, as requested (absent: the store's default). */
+  readonly limit?: number;
   readonly key?: string;
   readonly keys?: readonly string[];
   readonly records?: readonly { key: string }[];
@@ -112,6 +114,8 @@ export interface RowsRule {
    * the caller may read this resource, it ranks among the records of its scope only.
    */
   statistics?(database: string, args: ActArgs): Resource;
+  /** A partial reader's page is filled with rows it may read (name-pages.ts). */
+  readonly fills?: boolean;
 }
 
 /** Branches a verb reads through its refs besides the one it acts on, decided `READ_ACTION`. */
@@ -156,12 +160,14 @@ const versionReads: Reads = (a) => otherThan(a.branch ?? "main", readBranch(a));
  * row such a list can hold: a collection grant covers no other collection, and none of its
  * own branches that were never placed, so reading a collection whole does not mean that no
  * branch (or tag taken on one) is denied there. Any other caller is a partial reader, who
- * pages from the start with the positions the store gave: an `after` of its own choosing
- * would make `denied` count the names after a point it chose.
+ * pages from the start with the positions the store gave (an `after` of its own choosing
+ * would make `denied` count the names after a point it chose), and its pages are filled, so
+ * that they do not show where hidden names sort among its own.
  */
-const NAME_LIST: Pick<RowsRule, "scope" | "narrows"> = {
+const NAME_LIST: Pick<RowsRule, "scope" | "narrows" | "fills"> = {
   scope: (d) => [databaseResource(d)],
   narrows: (_a, chosen) => chosen,
+  fills: true,
 };
 
 export const ACTS: Readonly<Record<string, Act>> = {

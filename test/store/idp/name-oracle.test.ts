@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { SkeinError } from "../../../src/common/errors.ts";
 import type { StoreClient } from "../../../src/store/client/client.ts";
+import { NAME_SCAN_ROWS } from "../../../src/store/idp/name-pages.ts";
 import { agent, clientPass, DATABASE, idpStore, refusal, runIdp } from "./support.ts";
 
 const idp = await runIdp();
@@ -179,4 +180,72 @@ test("a reader of a whole collection is still a partial reader of its branches",
   );
   const chosen = c.call("branches.list", { collection: "notes", after: "s" });
   assert.equal((await refusal(chosen)).code, "permission_denied");
+});
+
+/** The pages a reader of `own` sees whatever else the list holds: `hidden` counted at the end. */
+function blind(own: readonly string[], hidden: number, limit: number) {
+  const pages: { rows: string[]; denied: number; last: boolean }[] = [];
+  for (let at = 0; at < own.length || pages.length === 0; at += limit) {
+    const last = at + limit >= own.length;
+    pages.push({ rows: own.slice(at, at + limit), denied: last ? hidden : 0, last });
+  }
+  return pages;
+}
+
+const seenAs = (all: Page[]) =>
+  all.map((p) => ({ rows: p.rows.map((r) => r.name), denied: p.denied, last: p.next === null }));
+
+test("tags.list: a writer placing tags of its own among hidden ones learns nothing of where they sort", async () => {
+  await owner.call("collections.create", { collection: "tagged" });
+  await owner.call("branches.create", { collection: "tagged", branch: "open" });
+  for (const tag of ["payroll", "zeta"]) {
+    await owner.call("tags.create", { collection: "tagged", tag, branch: "main" });
+  }
+  const writer = await agent(idp, "writer-tags", [["write", `db/${DATABASE}/c/tagged/b/open`]]);
+  const c = await served.connect(writer.pass);
+  const own: string[] = [];
+  // Each round places more names around the hidden ones (`payroll` and `zeta`), as a search
+  // for them would; the pages must look as if the hidden tags sorted nowhere.
+  for (const round of [
+    ["a-own", "m-own", "q-own"],
+    ["pb-own", "zz-own", "p"],
+  ]) {
+    for (const tag of round) {
+      await c.call("tags.create", { collection: "tagged", tag, branch: "open" });
+      own.push(tag);
+    }
+    own.sort();
+    for (const limit of [1, 2, 3]) {
+      const all = await pages(c, "tags.list", { collection: "tagged", limit });
+      assert.deepEqual(seenAs(all), blind(own, 2, limit), `limit ${limit}`);
+    }
+  }
+});
+
+test("a filled page ends after NAME_SCAN_ROWS rows examined and the list continues exactly", async () => {
+  await owner.call("collections.create", { collection: "many" });
+  await owner.call("branches.create", { collection: "many", branch: "open" });
+  const hidden = Array.from(
+    { length: NAME_SCAN_ROWS + 50 },
+    (_, i) => `h${String(i).padStart(5, "0")}`,
+  );
+  for (const tag of hidden) {
+    await owner.call("tags.create", { collection: "many", tag, branch: "main" });
+  }
+  for (const tag of ["a", "z"]) {
+    await owner.call("tags.create", { collection: "many", tag, branch: "open" });
+  }
+  const r = await agent(idp, "reader-many", [["read", `db/${DATABASE}/c/many/b/open`]]);
+  const c = await served.connect(r.pass);
+  const all = await pages(c, "tags.list", { collection: "many", limit: 2 });
+  assert.deepEqual(
+    all.flatMap((p) => p.rows.map((row) => row.name)),
+    ["a", "z"],
+  );
+  assert.equal(
+    all.reduce((n, p) => n + p.denied, 0),
+    hidden.length,
+  );
+  // The run of hidden tags is longer than a page may examine: the first page ends early.
+  assert.ok(all.length > 1, JSON.stringify(seenAs(all)));
 });
