@@ -13,6 +13,8 @@ import { DOOR_CALLBACK_PATH } from "../config/limits.ts";
 import type { ConsoleAssets } from "./assets.ts";
 import { PENDING_SIGNIN_TTL_MS } from "./bounds.ts";
 import {
+  answerTooLarge,
+  BodyTooLarge,
   CONSOLE_CSP,
   cookie,
   cookies,
@@ -65,9 +67,12 @@ export interface DoorAppDeps {
 export function doorHandler(deps: DoorAppDeps) {
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     route(deps, request, response).catch((error: unknown) => {
+      if (error instanceof BodyTooLarge) {
+        if (!response.headersSent) answerTooLarge(request, response, error);
+        return;
+      }
       if (error instanceof HttpRefusal) {
-        // An over-bound body is not read further: the connection closes after the answer.
-        const close: Record<string, string> = error.status === 413 ? { connection: "close" } : {};
+        const close: Record<string, string> = error.closes ? { connection: "close" } : {};
         if (!response.headersSent)
           sendError(response, error.status, error.code, error.message, close);
         return;

@@ -9,6 +9,13 @@ export const DOOR_HEAD_MAX_BYTES = 16_384;
 /** Spec Limits: a browser request's body is at most this; a document edit fits easily. */
 export const DOOR_BODY_MAX_BYTES = 1_048_576;
 
+/**
+ * An over-bound body is read and dropped up to this after its 413 (a connection closed with
+ * unread bytes is reset, and the client loses the answer); past it the connection is cut.
+ * As the store's MCP endpoint and skein-idp do.
+ */
+export const DOOR_DISCARD_MAX_BYTES = 16 * 1024 * 1024;
+
 /** Spec Limits: reading a browser request, and writing its answer, take at most 10 s each. */
 export const DOOR_BROWSER_IO_MS = 10_000;
 

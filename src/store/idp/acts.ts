@@ -22,10 +22,10 @@
  * action allows (a revert writes one branch and reads another). A ref into the request's own
  * branch adds nothing: the verb's own decision is on that branch.
  *
- * Scopes: a page-filtered verb over records also names its `scope`, the resources that cover
- * every record its page can hold (the branch, or the records under the request's prefix; by
+ * Scopes: every page-filtered verb also names its `scope`, the resources that cover every row
+ * its page can hold (for records, the branch or the records under the request's prefix: by
  * the contract's decision rule a grant covering the branch or a prefix covers every record
- * under it). A caller allowed the whole scope sees the page as it is; any other caller is a
+ * under it; for the name lists, the database). A caller allowed the whole scope sees the page as it is; any other caller is a
  * partial reader, whose denied rows are left out and counted only where the caller did not
  * choose the range (`narrows`): see docs/identity.md, "What a page-filtered verb reveals".
  */
@@ -84,6 +84,8 @@ export interface ActArgs {
   /** branches.create's source: `from_version` is a ref, `from_branch` the branch it reads by number. */
   readonly from_version?: number | string;
   readonly prefix?: string;
+  /** A page's size, as requested (absent: the store's default). */
+  readonly limit?: number;
   readonly key?: string;
   readonly keys?: readonly string[];
   readonly records?: readonly { key: string }[];
@@ -112,6 +114,8 @@ export interface RowsRule {
    * the caller may read this resource, it ranks among the records of its scope only.
    */
   statistics?(database: string, args: ActArgs): Resource;
+  /** A partial reader's page is filled with rows it may read (name-pages.ts). */
+  readonly fills?: boolean;
 }
 
 /** Branches a verb reads through its refs besides the one it acts on, decided `READ_ACTION`. */
@@ -151,11 +155,27 @@ const otherThan = (own: string, read: string): string[] => (read === own ? [] : 
 /** The branch a read verb's `version` names, when it is not the request's own. */
 const versionReads: Reads = (a) => otherThan(a.branch ?? "main", readBranch(a));
 
+/**
+ * The name lists (collections, branches, tags). Only a grant on the database covers every
+ * row such a list can hold: a collection grant covers no other collection, and none of its
+ * own branches that were never placed, so reading a collection whole does not mean that no
+ * branch (or tag taken on one) is denied there. Any other caller is a partial reader, who
+ * pages from the start with the positions the store gave (an `after` of its own choosing
+ * would make `denied` count the names after a point it chose), and its pages are filled, so
+ * that they do not show where hidden names sort among its own.
+ */
+const NAME_LIST: Pick<RowsRule, "scope" | "narrows" | "fills"> = {
+  scope: (d) => [databaseResource(d)],
+  narrows: (_a, chosen) => chosen,
+  fills: true,
+};
+
 export const ACTS: Readonly<Record<string, Act>> = {
   "collections.list": {
     kind: "rows",
     field: "rows",
     resources: (d, _a, row) => [collectionResource(d, String(row.name))],
+    ...NAME_LIST,
   },
   "collections.create": { kind: "one", resource: db },
   "collections.delete": { kind: "one", resource: coll },
@@ -163,6 +183,7 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.name))],
+    ...NAME_LIST,
   },
   // Made in the collection, holding every record of the version its source ref names.
   "branches.create": {
@@ -187,6 +208,7 @@ export const ACTS: Readonly<Record<string, Act>> = {
     kind: "rows",
     field: "rows",
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.branch))],
+    ...NAME_LIST,
   },
   "tags.delete": { kind: "one", resource: coll },
   "document.get": {

@@ -19,14 +19,18 @@ import {
   type Resource,
 } from "./acts.ts";
 import type { Evaluator, Question } from "./evaluation.ts";
+import { fillNamePage, type NamePage } from "./name-pages.ts";
 import type { PassVerifier, Principal } from "./passes.ts";
 import type { Placement } from "./placement.ts";
 import { type Opened, PagePositions } from "./positions.ts";
 
+/** Runs the verb again in the store's queue, with other raw args: a page's continuation. */
+export type Again = (args: Record<string, unknown>) => Promise<unknown>;
+
 /** What to do with the verb's answer once it ran. */
 export interface Admission {
   /** Rewrites a successful result (a page without its denied rows); may reject with a refusal. */
-  readonly onResult?: (result: unknown) => Promise<unknown>;
+  readonly onResult?: (result: unknown, again: Again) => Promise<unknown>;
   /** Runs before a refusal of the verb is sent (undoes a placement made for it). */
   readonly onRefusal?: () => Promise<void>;
   /** The caller may not read the whole branch: a search ranks within its scope only. */
@@ -38,6 +42,8 @@ export interface Sent {
   /** The raw args, as sent: what a sealed position is bound to. */
   readonly raw: unknown;
   readonly chosen: boolean;
+  /** Rows denied before a name list's sealed position (positions.ts). */
+  readonly carried: number;
 }
 
 const NOTHING: Admission = {};
@@ -104,9 +110,9 @@ export class IdpGate {
   }
 
   /**
-   * A page-filtered verb. With a scope (record verbs), the scope is decided first: a caller
-   * allowed all of it is shown the page whole (the contract's rule covers every record of the
-   * scope, so no row is asked about); any other caller is a partial reader, refused when the
+   * A page-filtered verb. With a scope, the scope is decided first: a caller allowed all of it
+   * is shown the page whole (the contract's rule covers every row of the scope, so no row is
+   * asked about); any other caller is a partial reader, refused when the
    * request chose its own range, else shown the rows it may read with the others counted.
    */
   async #page(
@@ -118,7 +124,10 @@ export class IdpGate {
     reads: readonly Question[],
   ): Promise<Admission> {
     const filter: Admission = {
-      onResult: (result) => this.#filter(principal, verb, act, args, sent.raw, result),
+      onResult: (result, again) =>
+        act.fills === true
+          ? this.#filled(principal, verb, act, args, sent, result, again)
+          : this.#filter(principal, verb, act, args, sent.raw, result),
     };
     if (act.scope === undefined && reads.length === 0) return filter;
     const { database, evaluator } = this.#parts;
@@ -149,8 +158,8 @@ export class IdpGate {
     if (act.narrows?.(args, sent.chosen) === true) {
       throw storeError(
         "permission_denied",
-        `${verb} ranges over records this pass may not read: name a prefix it may read whole, ` +
-          "and continue only from the positions the store gave",
+        `${verb} ranges over rows this pass may not read: list from the start (or under a ` +
+          "prefix it may read whole) and continue only from the positions the store gave",
       );
     }
     return filter;
@@ -165,6 +174,28 @@ export class IdpGate {
     return this.#parts.sent();
   }
 
+  /** Which rows the caller may read, in one batch (a row may need several resources). */
+  async #allowed(
+    principal: Principal,
+    verb: string,
+    act: Extract<Act, { kind: "rows" }>,
+    args: ActArgs,
+    rows: readonly Record<string, unknown>[],
+  ): Promise<boolean[]> {
+    const perRow = rows.map((row) => act.resources(this.#parts.database, args, row));
+    const decisions = await this.#parts.evaluator.decideMany(
+      principal,
+      verb,
+      perRow.flat(),
+      "execute_all",
+    );
+    let at = 0;
+    return perRow.map((resources) => {
+      at += resources.length;
+      return decisions.slice(at - resources.length, at).every((d) => d);
+    });
+  }
+
   /** Leaves out the rows not allowed, in one batch for the page, and counts them. */
   async #filter(
     principal: Principal,
@@ -176,20 +207,8 @@ export class IdpGate {
   ): Promise<unknown> {
     const page = result as Record<string, unknown>;
     const rows = page[act.field] as Record<string, unknown>[];
-    const perRow = rows.map((row) => act.resources(this.#parts.database, args, row));
-    const decisions = await this.#parts.evaluator.decideMany(
-      principal,
-      verb,
-      perRow.flat(),
-      "execute_all",
-    );
-    const kept: Record<string, unknown>[] = [];
-    let at = 0;
-    rows.forEach((row, i) => {
-      const n = perRow[i]!.length;
-      if (decisions.slice(at, at + n).every((d) => d)) kept.push(row);
-      at += n;
-    });
+    const allowed = await this.#allowed(principal, verb, act, args, rows);
+    const kept = rows.filter((_row, i) => allowed[i]);
     // The position continues after the last row examined, which may be denied: sealed, so the
     // page names no row it left out, and the next page starts exactly where this one ended.
     return this.#positions.seal(verb, raw, {
@@ -197,6 +216,28 @@ export class IdpGate {
       [act.field]: kept,
       denied: rows.length - kept.length,
     });
+  }
+
+  /** A name list's page for a partial reader, filled with rows it may read (name-pages.ts). */
+  async #filled(
+    principal: Principal,
+    verb: string,
+    act: Extract<Act, { kind: "rows" }>,
+    args: ActArgs,
+    sent: Sent,
+    result: unknown,
+    again: Again,
+  ): Promise<unknown> {
+    const within = args.collection === undefined ? {} : { collection: args.collection };
+    const page = await fillNamePage({
+      first: result as NamePage,
+      limit: args.limit,
+      carried: sent.carried,
+      allowed: (rows) => this.#allowed(principal, verb, act, args, rows),
+      after: async (name) => (await again({ ...within, after: name })) as NamePage,
+    });
+    const { carried, ...shown } = page;
+    return this.#positions.seal(verb, sent.raw, shown, carried);
   }
 
   /** Placement around the creating and deleting verbs (nothing without the app credential). */

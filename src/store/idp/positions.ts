@@ -11,6 +11,9 @@
  * A position is bound to the request it continues (the verb and the arguments that choose the
  * range: collection, branch, refs, prefix), not only to the verb: a position that could be
  * given to another range would compare a denied key with keys the caller chose there.
+ *
+ * A name list's position also carries how many rows before it were denied (name-pages.ts):
+ * its pages count them only on the last one, over the whole list.
  */
 
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
@@ -27,12 +30,19 @@ const FIELDS: Readonly<
       readonly result: string;
       readonly request: string;
       readonly range: Readonly<Record<string, unknown>>;
+      /** The position carries a count of denied rows before it (`COUNT:NAME`). */
+      readonly carries?: true;
     }
   >
 > = {
-  "collections.list": { result: "next", request: "after", range: {} },
-  "branches.list": { result: "next", request: "after", range: { collection: null } },
-  "tags.list": { result: "next", request: "after", range: { collection: null } },
+  "collections.list": { result: "next", request: "after", range: {}, carries: true },
+  "branches.list": {
+    result: "next",
+    request: "after",
+    range: { collection: null },
+    carries: true,
+  },
+  "tags.list": { result: "next", request: "after", range: { collection: null }, carries: true },
   "document.list": {
     result: "next",
     request: "after",
@@ -58,6 +68,8 @@ export interface Opened {
   readonly args: unknown;
   /** A position in clear, of the caller's own choosing (not one this store sealed). */
   readonly chosen: boolean;
+  /** Rows denied before the position, as the name list that sealed it counted them. */
+  readonly carried: number;
 }
 
 /**
@@ -73,14 +85,25 @@ export class PagePositions {
   // Made per store process: a position sealed before a restart is refused `invalid_cursor`.
   readonly #key = randomBytes(32);
 
-  /** The page with its position (if any) sealed, for the request `args` (raw, as sent). */
-  seal(verb: string, args: unknown, page: Record<string, unknown>): Record<string, unknown> {
-    const field = FIELDS[verb]?.result;
+  /**
+   * The page with its position (if any) sealed, for the request `args` (raw, as sent); a
+   * name list's position carries `carried`, the rows denied before it.
+   */
+  seal(
+    verb: string,
+    args: unknown,
+    page: Record<string, unknown>,
+    carried = 0,
+  ): Record<string, unknown> {
+    const fields = FIELDS[verb];
+    const field = fields?.result;
     if (field === undefined || typeof page[field] !== "string") return page;
+    // A name holds no ":" (the store's name rule), so the count ends at the first one.
+    const plain = fields?.carries === true ? `${carried}:${page[field]}` : (page[field] as string);
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.#key, nonce);
     cipher.setAAD(boundTo(verb, args));
-    const body = Buffer.concat([cipher.update(page[field] as string, "utf8"), cipher.final()]);
+    const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
     const token = Buffer.concat([nonce, cipher.getAuthTag(), body]).toString("base64url");
     return { ...page, [field]: `~${token}` };
   }
@@ -91,14 +114,25 @@ export class PagePositions {
    * this store did not seal for this verb and range is `invalid_cursor`.
    */
   open(verb: string, args: unknown): Opened {
-    const field = FIELDS[verb]?.request;
+    const fields = FIELDS[verb];
+    const field = fields?.request;
     if (field === undefined || typeof args !== "object" || args === null) {
-      return { args, chosen: false };
+      return { args, chosen: false, carried: 0 };
     }
     const value = (args as Record<string, unknown>)[field];
-    if (value === undefined || value === null) return { args, chosen: false };
-    if (typeof value !== "string" || !SEALED.test(value)) return { args, chosen: true };
-    return { args: { ...args, [field]: this.#opened(verb, args, value) }, chosen: false };
+    if (value === undefined || value === null) return { args, chosen: false, carried: 0 };
+    if (typeof value !== "string" || !SEALED.test(value)) {
+      return { args, chosen: true, carried: 0 };
+    }
+    const plain = this.#opened(verb, args, value);
+    if (fields?.carries !== true)
+      return { args: { ...args, [field]: plain }, chosen: false, carried: 0 };
+    const colon = plain.indexOf(":");
+    return {
+      args: { ...args, [field]: plain.slice(colon + 1) },
+      chosen: false,
+      carried: Number(plain.slice(0, colon)),
+    };
   }
 
   #opened(verb: string, args: unknown, token: string): string {

@@ -14,12 +14,12 @@
 
 import type { Socket } from "node:net";
 import { DecodeError, decodeOrThrow } from "../../common/decode/index.ts";
-import { type ErrorShape, isCodedError } from "../../common/errors.ts";
+import { type ErrorShape, isCodedError, SkeinError } from "../../common/errors.ts";
 import { VERSION } from "../../common/version.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import { type ActArgs, tagRefsAsBranches } from "../idp/acts.ts";
-import type { Admission, IdpGate } from "../idp/gate.ts";
+import type { Admission, Again, IdpGate } from "../idp/gate.ts";
 import type { Principal } from "../idp/passes.ts";
 import { decodePayload, encodeFrame, FrameReader } from "./frames.ts";
 import {
@@ -36,17 +36,32 @@ export function refusalFrame(id: number, error: ErrorShape): Buffer {
   return encodeFrame({ id, ok: false, error: { code: error.code, message: error.message } });
 }
 
-/** The answer of an admitted act, rewritten as its admission says before it is sent. */
+/**
+ * The answer of an admitted act, rewritten as its admission says before it is sent. The
+ * rewrite may run the verb again (a filled page reads on): behind the store's queue, as the
+ * same session, and the answer is sent once it is done.
+ */
 function afterAct(
-  id: number,
+  item: Omit<Queued, "send">,
   admission: Admission,
+  enqueue: (item: Queued) => void,
   send: (response: Response) => void,
 ): (response: Response) => void {
   const { onResult, onRefusal } = admission;
   if (onResult === undefined && onRefusal === undefined) return send;
+  const { id } = item.request;
+  const again: Again = (args) =>
+    new Promise((resolve, reject) => {
+      enqueue({
+        request: { ...item.request, args },
+        session: item.session,
+        send: (r) =>
+          r.ok ? resolve(r.result) : reject(new SkeinError(r.error.code, r.error.message)),
+      });
+    });
   return (response) => {
     if (response.ok && onResult !== undefined) {
-      onResult(response.result).then(
+      onResult(response.result, again).then(
         (result) => send({ id, ok: true, result }),
         (error: unknown) => send(refusal(id, error)),
       );
@@ -202,7 +217,7 @@ export function serveConnection(
         tagRefsAsBranches(decodeArgs(request.verb, request.args) as ActArgs, (c, n) =>
           store.tagBranch(c, n),
         ),
-        { raw: sent.args, chosen: opened.chosen },
+        { raw: sent.args, chosen: opened.chosen, carried: opened.carried },
       );
     });
     admitted.catch(() => {});
@@ -211,7 +226,8 @@ export function serveConnection(
         (admission) => {
           if (session !== undefined) {
             const as = admission.isolated === true ? { ...session, isolated: true } : session;
-            enqueue({ request, session: as, send: afterAct(request.id, admission, send) });
+            const item = { request, session: as };
+            enqueue({ ...item, send: afterAct(item, admission, enqueue, send) });
           }
         },
         (error: unknown) => {
