@@ -141,7 +141,8 @@ export function isWorkflowErrorCode(code: string): code is WorkflowErrorCode {
 
 /**
  * The codes a failed run ends with (its `RunFailed` event). A child's definition that cannot
- * be resolved ends its parent with the resolver's code (`definition_not_found`).
+ * be resolved ends its parent with the resolver's code (`definition_not_found`); a child input
+ * its definition's schema refuses ends it with `invalid_input`, as a start is refused.
  */
 export const RUN_FAILURES = {
   activity_failed: "an activity failed on its last attempt, or with a non-retryable code",
@@ -152,6 +153,7 @@ export const RUN_FAILURES = {
   child_cancelled: "a child run was cancelled (not by its parent's own cancellation)",
   child_workflows_unavailable: "a `child` step in an engine built without a child resolver",
   definition_not_found: "a `child` step names a definition that is not registered",
+  invalid_input: "a `child` step's input does not satisfy the child definition's `input_schema`",
 } as const;
 
 export type RunFailureCode = keyof typeof RUN_FAILURES;
