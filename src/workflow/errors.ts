@@ -89,8 +89,14 @@ export const HTTP_REFUSALS = {
   origin_not_allowed: 403,
   /** MCP endpoint: `mcp.max_connections` connections already carry MCP requests. */
   mcp_connections_full: 503,
-  /** MCP endpoint: GET or DELETE (it is stateless: no server stream, no session). */
+  /** MCP endpoint: GET or DELETE without a session (`Mcp-Session-Id`). */
   method_not_allowed: 405,
+  /** MCP endpoint: an `initialize` while `mcp.max_sessions` sessions are open. */
+  mcp_sessions_full: 503,
+  /** MCP endpoint: an `Mcp-Session-Id` naming no open session of the bearer's subject. */
+  session_not_found: 404,
+  /** MCP session: a `resources/subscribe` past the session's bound (a JSON-RPC error's data). */
+  mcp_subscriptions_full: 400,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */
