@@ -30,6 +30,7 @@ import { historyStreamRoute, transcriptStreamRoute } from "./http/streams.ts";
 import { type TaskQueueReader, taskQueueRoutes } from "./http/task-queues.ts";
 import { workflowRoutes } from "./http/workflows.ts";
 import { installMcp, type McpSettings } from "./mcp/endpoint.ts";
+import { toolMeter } from "./metrics/mcp-tools.ts";
 import type { WorkflowMetrics } from "./metrics/registry.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import { ChangeSignals } from "./runs/changes.ts";
@@ -64,7 +65,7 @@ export interface AppRoles {
   readonly routing?: RoutingRoles;
   /** The run console's files, served at `/ui` (docs/ui.md). */
   readonly ui?: UiAssets;
-  /** Signals of durable changes (commits, transcript entries) that wake the live streams. */
+  /** Signals of durable changes that wake the live streams and the MCP sessions. */
   readonly changes?: ChangeSignals;
   /** The MCP endpoint (`[mcp]`), served when enabled; its tools call the routes above. */
   readonly mcp?: McpSettings;
@@ -101,10 +102,11 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     streams.close();
     done();
   });
+  const changes = roles.changes ?? new ChangeSignals();
   const streamRoles = {
     namespaces: roles.namespaces,
     runs: roles.workflows.runs,
-    changes: roles.changes ?? new ChangeSignals(),
+    changes,
     streams,
   };
   historyStreamRoute(app, streamRoles);
@@ -113,7 +115,15 @@ export function buildApp(roles: AppRoles): FastifyInstance {
   transcriptStreamRoute(app, { ...streamRoles, ...roles.agents });
   // Last: its tools call every route above, and its path must not be one of theirs.
   if (roles.mcp?.enabled === true) {
-    installMcp(app, { settings: roles.mcp, verify: roles.verify, log: roles.logger });
+    installMcp(app, {
+      settings: roles.mcp,
+      verify: roles.verify,
+      log: roles.logger,
+      meter: toolMeter(roles.metrics),
+      observeSessions: (open) => roles.metrics.observeMcpSessions(open),
+      changes,
+      defaultNamespace: roles.namespaces.settings.defaultNamespace,
+    });
   }
   const agentHub = roles.agents.hub;
   app.server.on("upgrade", (request, socket, head) =>

@@ -31,7 +31,11 @@ import type { RunTracing } from "./metrics/tracing.ts";
 import type { NamespaceRegistry } from "./namespaces/registry.ts";
 import type { WorkflowStore } from "./persistence/store.ts";
 import { startWorkerEndpoint, type WorkerEndpoint } from "./rpc/server.ts";
-import { type ChangeSignals, signallingEngineStore } from "./runs/changes.ts";
+import {
+  type ChangeSignals,
+  signallingDefinitions,
+  signallingEngineStore,
+} from "./runs/changes.ts";
 import { DefinitionRegistry } from "./runs/definitions.ts";
 import type { RunEnds } from "./runs/ends.ts";
 import { type RunEngine, RunService } from "./runs/service.ts";
@@ -55,7 +59,7 @@ export interface EngineSideRoles {
   readonly hub: AgentHub;
   /** Callers of describe with `wait_ms`, told when each run's end is durable. */
   readonly ends: RunEnds;
-  /** Told of every commit, so the API's live history streams wake. */
+  /** Told of every commit and registration, so live streams and MCP sessions wake. */
   readonly changes: ChangeSignals;
   /** Signs the bearer a cluster node presents to its peers. */
   readonly privateKey: KeyObject;
@@ -105,7 +109,9 @@ export async function stopWorkflows(
 export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSide> {
   const { config, store, metrics, tracing, logger } = roles;
   const { namespaces } = config.settings;
-  const definitions = new DefinitionRegistry(store.workflows.definitions);
+  const definitions = new DefinitionRegistry(
+    signallingDefinitions(store.workflows.definitions, roles.changes),
+  );
   const engineOptions = (runs: EngineStore, budget?: ClaimBudget): EngineOptions => ({
     store: meteredEngineStore(
       signallingEngineStore(tracing?.store(runs) ?? runs, roles.changes),

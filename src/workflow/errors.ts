@@ -89,8 +89,14 @@ export const HTTP_REFUSALS = {
   origin_not_allowed: 403,
   /** MCP endpoint: `mcp.max_connections` connections already carry MCP requests. */
   mcp_connections_full: 503,
-  /** MCP endpoint: GET or DELETE (it is stateless: no server stream, no session). */
+  /** MCP endpoint: GET or DELETE without a session (`Mcp-Session-Id`). */
   method_not_allowed: 405,
+  /** MCP endpoint: an `initialize` while `mcp.max_sessions` sessions are open. */
+  mcp_sessions_full: 503,
+  /** MCP endpoint: an `Mcp-Session-Id` naming no open session of the bearer's subject. */
+  session_not_found: 404,
+  /** MCP session: a `resources/subscribe` past the session's bound (a JSON-RPC error's data). */
+  mcp_subscriptions_full: 400,
   /** No route has this method and path. */
   route_not_found: 404,
   /** A request the HTTP layer refused before it reached a route (bad header, …). */
@@ -141,7 +147,8 @@ export function isWorkflowErrorCode(code: string): code is WorkflowErrorCode {
 
 /**
  * The codes a failed run ends with (its `RunFailed` event). A child's definition that cannot
- * be resolved ends its parent with the resolver's code (`definition_not_found`).
+ * be resolved ends its parent with the resolver's code (`definition_not_found`); a child input
+ * its definition's schema refuses ends it with `invalid_input`, as a start is refused.
  */
 export const RUN_FAILURES = {
   activity_failed: "an activity failed on its last attempt, or with a non-retryable code",
@@ -152,6 +159,7 @@ export const RUN_FAILURES = {
   child_cancelled: "a child run was cancelled (not by its parent's own cancellation)",
   child_workflows_unavailable: "a `child` step in an engine built without a child resolver",
   definition_not_found: "a `child` step names a definition that is not registered",
+  invalid_input: "a `child` step's input does not satisfy the child definition's `input_schema`",
 } as const;
 
 export type RunFailureCode = keyof typeof RUN_FAILURES;

@@ -1,7 +1,7 @@
 /**
  * The `[mcp]` table: whether `skein serve` offers its MCP endpoint on the HTTP listener, at
- * which path, to which browser origins, and how many connections may carry it at once
- * (docs/mcp-workflows.md). Off by default: the endpoint is a second way in, turned on on
+ * which path, to which browser origins, how many connections may carry it at once, and how
+ * many sessions it holds for how long (docs/mcp-workflows.md). Off by default: the endpoint is a second way in, turned on on
  * purpose. Origins are compared with the `Origin` header as strings, so each must be the
  * canonical `scheme://host[:port]` a browser sends.
  */
@@ -25,6 +25,13 @@ export const DEFAULT_MCP_PATH = "/mcp";
  * works, so this bounds agents, not requests; the HTTP listener's own cap still applies.
  */
 export const DEFAULT_MCP_MAX_CONNECTIONS = 64;
+/**
+ * MCP sessions held at once (each a Server, its subscriptions and maybe an open GET stream);
+ * one more `initialize` is refused, so clients that never end theirs cannot grow the table.
+ */
+export const DEFAULT_MCP_MAX_SESSIONS = 256;
+/** A session unused this long (no request, no open GET stream) ends. */
+export const DEFAULT_MCP_SESSION_IDLE_MS = 1_800_000;
 /** Origins one configuration may allow: a list, not a directory. */
 export const MCP_ALLOWED_ORIGINS_MAX = 256;
 
@@ -64,4 +71,6 @@ export const mcpFields = {
   path: withDefault(path, DEFAULT_MCP_PATH),
   allowed_origins: withDefault(array(origin, { max: MCP_ALLOWED_ORIGINS_MAX }), []),
   max_connections: withDefault(u32({ min: 1, max: 1_000_000 }), DEFAULT_MCP_MAX_CONNECTIONS),
+  max_sessions: withDefault(u32({ min: 1, max: 100_000 }), DEFAULT_MCP_MAX_SESSIONS),
+  session_idle_ms: withDefault(u32({ min: 1_000, max: 86_400_000 }), DEFAULT_MCP_SESSION_IDLE_MS),
 };

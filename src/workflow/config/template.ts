@@ -53,4 +53,6 @@ transport = true
 # path = "/mcp"
 # allowed_origins = ["https://console.example.com"]
 # max_connections = 64
+# max_sessions = 256
+# session_idle_ms = 1800000
 `;

@@ -115,3 +115,19 @@ export const inputSchema: Decoder<InputSchema> = {
     };
   },
 };
+
+/**
+ * Why `inputJson` does not satisfy the `input_schema` of `definition`, worded for an
+ * `invalid_input` refusal or run failure; undefined when it conforms (or none is declared).
+ * Every way a run begins passes here: a start (HTTP, MCP, a forwarded cluster request) and a
+ * `child` step, so no run ever holds an input its definition refuses.
+ */
+export function inputRefusal(
+  definition: { readonly name: string; readonly inputSchema: InputSchema | undefined },
+  inputJson: string,
+): string | undefined {
+  const refused = definition.inputSchema?.check(JSON.parse(inputJson));
+  return refused === undefined
+    ? undefined
+    : `the input does not satisfy the input_schema of ${JSON.stringify(definition.name)}: ${refused}`;
+}

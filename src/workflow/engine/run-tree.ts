@@ -7,6 +7,7 @@
 
 import { SkeinError } from "../../common/errors.ts";
 import { uuidv7 } from "../../common/uuid.ts";
+import { inputRefusal } from "../definitions/input-schema.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import { runFailure } from "../errors.ts";
 import type { Command } from "./commands.ts";
@@ -83,12 +84,20 @@ export async function resolveChildren(
         `step ${JSON.stringify(command.stepId)}: this engine resolves no child workflows`,
       );
     }
+    let definition: WorkflowDefinition;
     try {
-      out.set(command.stepId, await resolve(run.id.namespace, command.workflow, command.version));
+      definition = await resolve(run.id.namespace, command.workflow, command.version);
     } catch (error) {
       if (!(error instanceof SkeinError)) throw error;
       return new SkeinError(error.code, `step ${JSON.stringify(command.stepId)}: ${error.message}`);
     }
+    // The child's input meets its definition's schema like any start's, or the child never
+    // starts and the step fails the parent, recorded in its history (RunFailed).
+    const refused = inputRefusal(definition, command.inputJson);
+    if (refused !== undefined) {
+      return runFailure("invalid_input", `step ${JSON.stringify(command.stepId)}: ${refused}`);
+    }
+    out.set(command.stepId, definition);
   }
   return out;
 }

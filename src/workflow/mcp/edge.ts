@@ -46,7 +46,7 @@ export function corsHeaders(origin: string | undefined): Record<string, string> 
 export function preflightHeaders(origin: string): Record<string, string> {
   return {
     ...corsHeaders(origin),
-    "access-control-allow-methods": "POST",
+    "access-control-allow-methods": "POST, GET, DELETE",
     "access-control-allow-headers": CLIENT_HEADERS,
     "access-control-max-age": String(PREFLIGHT_MAX_AGE_S),
   };

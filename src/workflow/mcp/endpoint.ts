@@ -2,8 +2,10 @@
  * The MCP endpoint on the HTTP listener (`mcp.path`, off unless `mcp.enabled`), put together
  * as one Fastify plugin: its own JSON parser (numbers exact, as MCP's SDK reads plain
  * values), an `onRequest` hook that judges Origin, the connection bound and the bearer before
- * any body is read (edge.ts), then the MCP request itself (protocol.ts) on the response
- * Fastify hands over. The HTTP API's bearer hook skips this route (`bearer: "route"`): the
+ * any body is read (edge.ts), then the MCP request itself on the response Fastify hands
+ * over: a request naming a session (`Mcp-Session-Id`) goes to that session of its caller's
+ * subject (sessions.ts), an `initialize` without one opens a session, and any other message
+ * is answered statelessly (protocol.ts). The HTTP API's bearer hook skips this route (`bearer: "route"`): the
  * endpoint refuses with the RFC 6750 challenge and exactly one bearer, which the API does
  * not require. The listener's own bounds (header and request deadlines, body size,
  * connections) hold here as everywhere.
@@ -17,17 +19,19 @@ import {
   object,
   optional,
 } from "../../common/decode/index.ts";
-import type { SkeinError } from "../../common/errors.ts";
+import { SkeinError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import type { TokenVerifier } from "../auth/tokens.ts";
 import type { ConfigFile } from "../config/schema.ts";
 import { workflowError } from "../errors.ts";
 import { toSkeinError } from "../http/errors.ts";
+import type { ToolMeter } from "../metrics/mcp-tools.ts";
+import type { ChangeSignals } from "../runs/changes.ts";
 import { ConnectionGate, corsHeaders, originOf, preflightHeaders, signIn } from "./edge.ts";
 import { parseMessage } from "./json.ts";
-import { answerMcp, type McpCaller } from "./protocol.ts";
-import { routesAs } from "./routes.ts";
+import { answerMcp, authInfo, type McpCaller } from "./protocol.ts";
+import { McpSessions, type Session } from "./sessions.ts";
 
 export type McpSettings = ConfigFile["mcp"];
 
@@ -35,7 +39,27 @@ export interface McpEndpointRoles {
   readonly settings: McpSettings;
   readonly verify: TokenVerifier;
   readonly log: Logger;
+  readonly meter: ToolMeter;
+  /** What wakes sessions: registrations (list_changed) and run commits (subscriptions). */
+  readonly changes: ChangeSignals;
+  readonly defaultNamespace: string | undefined;
+  /** Hands the metrics the count of open sessions, read at each scrape. */
+  readonly observeSessions: (open: () => number) => void;
 }
+
+const SESSION_HEADER = "mcp-session-id";
+
+/** The `Mcp-Session-Id` the request names, if any. */
+function sessionIdOf(request: FastifyRequest): string | undefined {
+  const value = request.headers[SESSION_HEADER];
+  return typeof value === "string" ? value : undefined;
+}
+
+const sessionNotFound = () =>
+  workflowError(
+    "session_not_found",
+    "no open MCP session of this bearer has that Mcp-Session-Id; initialize a new one",
+  );
 
 /** The endpoint URL's query: `?namespace=` names the namespace its run tools come from. */
 const scopeQuery = object({ namespace: optional(namespaceName()) });
@@ -56,6 +80,44 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
   const gate = new ConnectionGate(max_connections);
   const callers = new WeakMap<FastifyRequest, McpCaller>();
   const origins = new WeakMap<FastifyRequest, string>();
+  const mcp = { app, log: roles.log, meter: roles.meter };
+  const sessions = new McpSessions({
+    ...mcp,
+    changes: roles.changes,
+    defaultNamespace: roles.defaultNamespace,
+    limits: { max: roles.settings.max_sessions, idleMs: roles.settings.session_idle_ms },
+  });
+  roles.observeSessions(() => sessions.size);
+  // Sessions' GET streams end as the server begins to stop, so they never hold its close.
+  app.addHook("preClose", () => sessions.closeAll());
+
+  /** Hands the request to the MCP transport: a session's, or a stateless one. */
+  async function answer(request: FastifyRequest, reply: FastifyReply, session?: Session) {
+    const caller = callers.get(request)!;
+    reply.hijack();
+    for (const [name, value] of Object.entries(corsHeaders(origins.get(request))))
+      reply.raw.setHeader(name, value);
+    // Every handler acts as this request's caller (the SDK's authInfo).
+    (request.raw as { auth?: unknown }).auth = authInfo(caller);
+    try {
+      if (session === undefined) await answerMcp(request.raw, reply.raw, request.body, mcp);
+      else await sessions.answer(session, caller, request.raw, reply.raw, request.body);
+    } catch (error) {
+      roles.log.error({ err: error }, "an MCP request failed");
+      if (!reply.raw.headersSent) {
+        const refusal = workflowError("internal", "internal error; see the server log");
+        reply.raw.writeHead(refusal.status, {
+          "content-type": "application/json; charset=utf-8",
+        });
+        reply.raw.end(JSON.stringify({ error: refusal.toJSON() }));
+      } else reply.raw.destroy();
+    }
+  }
+
+  /** The session the request names, or the refusal when none of its caller's has that id. */
+  function namedSession(request: FastifyRequest, id: string): Session | SkeinError {
+    return sessions.find(id, callers.get(request)!.principal.subject) ?? sessionNotFound();
+  }
 
   app.register(async (scope) => {
     if (app.hasRoute({ method: "POST", url: path }) || app.hasRoute({ method: "GET", url: path })) {
@@ -121,11 +183,7 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
       } catch (error) {
         return refuse(reply, toSkeinError(error), cors);
       }
-      callers.set(request, {
-        routes: routesAs(app, signedIn.token),
-        scope: namespace,
-        log: roles.log,
-      });
+      callers.set(request, { ...signedIn, scope: namespace });
     });
 
     const config = { bearer: "route" as const };
@@ -135,29 +193,30 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
         config: {
           ...config,
           api: {
-            summary: "MCP endpoint: Streamable HTTP, stateless JSON (mcp.enabled)",
+            summary: "MCP endpoint: Streamable HTTP, stateless JSON or a session (mcp.enabled)",
             body: JSON_RPC_MESSAGE,
           },
         },
       },
       async (request, reply) => {
-        const caller = callers.get(request)!;
-        const origin = origins.get(request);
-        reply.hijack();
-        for (const [name, value] of Object.entries(corsHeaders(origin)))
-          reply.raw.setHeader(name, value);
-        try {
-          await answerMcp(request.raw, reply.raw, request.body, caller);
-        } catch (error) {
-          roles.log.error({ err: error }, "an MCP request failed");
-          if (!reply.raw.headersSent) {
-            const refusal = workflowError("internal", "internal error; see the server log");
-            reply.raw.writeHead(refusal.status, {
-              "content-type": "application/json; charset=utf-8",
-            });
-            reply.raw.end(JSON.stringify({ error: refusal.toJSON() }));
-          } else reply.raw.destroy();
+        const cors = corsHeaders(origins.get(request));
+        const id = sessionIdOf(request);
+        if (id !== undefined) {
+          const session = namedSession(request, id);
+          if (session instanceof SkeinError) return refuse(reply, session, cors);
+          return answer(request, reply, session);
         }
+        // Only an initialize opens a session; any other message without one is stateless.
+        if ((request.body as { method?: unknown } | null)?.method !== "initialize") {
+          return answer(request, reply);
+        }
+        let session: Session;
+        try {
+          session = await sessions.open(callers.get(request)!);
+        } catch (error) {
+          return refuse(reply, toSkeinError(error), cors);
+        }
+        return answer(request, reply, session);
       },
     );
     scope.route({
@@ -165,17 +224,28 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
       url: path,
       config: {
         ...config,
-        api: { summary: "MCP endpoint: 405, no server stream or session (stateless)" },
+        api: {
+          summary:
+            "MCP endpoint: a session's server stream (GET) or its end (DELETE); 405 without a session",
+        },
       },
-      handler: (request, reply) =>
-        refuse(
-          reply,
-          workflowError(
-            "method_not_allowed",
-            "the MCP endpoint is stateless: POST one JSON-RPC message",
-          ),
-          { ...corsHeaders(origins.get(request)), allow: "POST, OPTIONS" },
-        ),
+      handler: (request, reply) => {
+        const cors = corsHeaders(origins.get(request));
+        const id = sessionIdOf(request);
+        if (id === undefined) {
+          return refuse(
+            reply,
+            workflowError(
+              "method_not_allowed",
+              "without an Mcp-Session-Id the MCP endpoint is stateless: POST one JSON-RPC message",
+            ),
+            { ...cors, allow: "POST, OPTIONS" },
+          );
+        }
+        const session = namedSession(request, id);
+        if (session instanceof SkeinError) return refuse(reply, session, cors);
+        return answer(request, reply, session);
+      },
     });
     scope.options(
       path,
@@ -190,7 +260,7 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
         return reply
           .code(204)
           .headers({
-            allow: "POST, OPTIONS",
+            allow: "POST, GET, DELETE, OPTIONS",
             ...(origin === undefined ? {} : preflightHeaders(origin)),
           })
           .send();

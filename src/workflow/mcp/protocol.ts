@@ -1,14 +1,18 @@
 /**
- * One MCP request, answered with the SDK's Streamable HTTP transport in its stateless mode:
- * a fresh `Server` and transport per request (a stateless transport serves one), whose tools
- * and resources act through the HTTP routes as the caller. The answer is JSON, except for a
- * `tools/call` that asks for progress (`_meta.progressToken`): that one is an SSE stream
- * carrying progress notifications while the tool waits, then the result. A tool refused by
- * its route is an MCP tool error (`isError`) whose text is `{"error": {code, message}}`
- * with the server's code; only an unknown tool or a malformed request is a JSON-RPC error.
+ * The MCP server the endpoint answers with (the SDK's `Server`): its tools and resources act
+ * through the HTTP routes as the caller of each request, whose bearer and scope reach every
+ * handler as the SDK's `authInfo` (so one server can serve a session's many requests, each
+ * with its own bearer). Without a session a request is answered by a fresh server and a
+ * stateless transport (`answerMcp`): JSON, except for a `tools/call` that asks for progress
+ * (`_meta.progressToken`), answered as an SSE stream carrying progress notifications while
+ * the tool waits, then the result. A session's server (sessions.ts) also announces
+ * `listChanged` and resource subscriptions. A tool refused by its route is an MCP tool error
+ * (`isError`) whose text is `{"error": {code, message}}` with the server's code; only an
+ * unknown tool or a malformed request is a JSON-RPC error. Every tool call is metered.
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
@@ -20,15 +24,20 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { FastifyInstance } from "fastify";
 import { isCodedError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
 import { describeTool } from "../../common/mcp-tool.ts";
 import { VERSION } from "../../common/version.ts";
-import { listResources, RESOURCE_TEMPLATES, readResource } from "./resources.ts";
-import type { RouteCall } from "./routes.ts";
-import { runToolNamed, runTools } from "./run-tools.ts";
+import type { Principal } from "../auth/tokens.ts";
+import { metered, type ToolMeter } from "../metrics/mcp-tools.ts";
+import { listResources, RESOURCE_TEMPLATES, readResource, runOfResource } from "./resources.ts";
+import { routesAs } from "./routes.ts";
+import { RUN_TOOL_PREFIX, runToolNamed, runTools } from "./run-tools.ts";
 import type { Tool, ToolArgs, ToolContext } from "./tool.ts";
 import { TOOLS } from "./tools.ts";
 
@@ -65,57 +74,115 @@ async function callTool(
   }
 }
 
-export interface McpCaller {
-  readonly routes: RouteCall;
-  readonly scope: string | undefined;
+/** What every MCP server of the endpoint acts with. */
+export interface McpRoles {
+  /** Tools call its routes, in process, as the caller. */
+  readonly app: FastifyInstance;
   readonly log: Logger;
+  readonly meter: ToolMeter;
 }
 
-function mcpServer(caller: McpCaller): Server {
+/** The signed-in caller of one request. */
+export interface McpCaller {
+  readonly token: string;
+  readonly principal: Principal;
+  /** The namespace the endpoint URL names (`?namespace=`). */
+  readonly scope: string | undefined;
+}
+
+/** The caller as the SDK carries it to the handlers (`req.auth` → `extra.authInfo`). */
+export function authInfo(caller: McpCaller): AuthInfo {
+  return {
+    token: caller.token,
+    clientId: caller.principal.subject,
+    scopes: [],
+    expiresAt: caller.principal.expiresAt,
+    extra: { scope: caller.scope },
+  };
+}
+
+function contextOf(roles: McpRoles, auth: AuthInfo | undefined): ToolContext {
+  // The endpoint sets `auth` on every request it hands the transport.
+  const { token, extra } = auth!;
+  return {
+    routes: routesAs(roles.app, token),
+    scope: extra?.scope as string | undefined,
+    progress: () => {},
+  };
+}
+
+/** What a session adds to its server: resource subscriptions (subscriptions.ts). */
+export interface Subscriptions {
+  /** Follows the run of `uri` (already read as the caller); refuses past its bound. */
+  subscribe(uri: string, run: { namespace: string; runId: string }): void;
+  unsubscribe(uri: string): void;
+}
+
+export function mcpServer(roles: McpRoles, subscriptions?: Subscriptions): Server {
+  const session = subscriptions !== undefined;
   const server = new Server(
     { name: "skein", version: VERSION },
     {
       capabilities: {
-        tools: { listChanged: false },
-        resources: { subscribe: false, listChanged: false },
+        // Only a session has a channel (its GET stream) for the server to notify on.
+        tools: { listChanged: session },
+        resources: { subscribe: session, listChanged: false },
       },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: VALIDATOR,
     },
   );
-  const base: ToolContext = { routes: caller.routes, scope: caller.scope, progress: () => {} };
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...TOOLS, ...(await runTools(base))].map(describeTool),
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({
+    tools: [...TOOLS, ...(await runTools(contextOf(roles, extra.authInfo)))].map(describeTool),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const { name, arguments: args = {} } = request.params;
-    const tool = FIXED.get(name) ?? runToolNamed(name);
-    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool named ${name}`);
-    const token = request.params._meta?.progressToken;
-    const context: ToolContext =
-      token === undefined
-        ? base
-        : {
-            ...base,
-            progress: (progress, total, message) =>
-              void extra
-                .sendNotification({
-                  method: "notifications/progress",
-                  params: { progressToken: token, progress, total, message },
-                })
-                .catch(() => {}),
-          };
-    return callTool(tool, args, context, caller.log);
+    const fixed = FIXED.get(name);
+    const tool = fixed ?? runToolNamed(name);
+    // A label of a fixed set: a name the caller chose never becomes one.
+    const label =
+      fixed !== undefined ? name : tool !== undefined ? `${RUN_TOOL_PREFIX}<name>` : "unknown";
+    return metered(roles.meter, label, async () => {
+      if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool named ${name}`);
+      const base = contextOf(roles, extra.authInfo);
+      const token = request.params._meta?.progressToken;
+      const context: ToolContext =
+        token === undefined
+          ? base
+          : {
+              ...base,
+              progress: (progress, total, message) =>
+                void extra
+                  .sendNotification({
+                    method: "notifications/progress",
+                    params: { progressToken: token, progress, total, message },
+                  })
+                  .catch(() => {}),
+            };
+      return callTool(tool, args, context, roles.log);
+    });
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: RESOURCE_TEMPLATES,
   }));
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: await listResources(base),
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+    resources: await listResources(contextOf(roles, extra.authInfo)),
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-    readResource(base, request.params.uri),
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    readResource(contextOf(roles, extra.authInfo), request.params.uri),
   );
+  if (subscriptions !== undefined) {
+    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+      const { uri } = request.params;
+      // Read as the caller first: a run it may not see is "not found", as a read is.
+      subscriptions.subscribe(uri, await runOfResource(contextOf(roles, extra.authInfo), uri));
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+      subscriptions.unsubscribe(request.params.uri);
+      return {};
+    });
+  }
   return server;
 }
 
@@ -125,14 +192,14 @@ function streamsProgress(body: unknown): boolean {
   return message?.method === "tools/call" && message.params?._meta?.progressToken !== undefined;
 }
 
-/** Answers one parsed JSON-RPC body on `response`. */
+/** Answers one parsed JSON-RPC body without a session, on `response`. */
 export async function answerMcp(
   request: IncomingMessage,
   response: ServerResponse,
   body: unknown,
-  caller: McpCaller,
+  roles: McpRoles,
 ): Promise<void> {
-  const server = mcpServer(caller);
+  const server = mcpServer(roles);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !streamsProgress(body),

@@ -85,6 +85,38 @@ export async function listResources(context: ToolContext) {
 }
 
 export async function readResource(context: ToolContext, uri: string) {
+  const target = targetOf(uri);
+  const body = { namespace: target.namespace, workflow_id: target.workflow_id };
+  const read = await asResource(
+    uri,
+    target.history
+      ? context.routes("POST", "/workflows/history", {
+          ...body,
+          after: target.after,
+          limit: HISTORY_RESOURCE_PAGE,
+        })
+      : context.routes("POST", "/workflows/describe", body),
+  );
+  return { contents: [{ uri, mimeType: JSON_TYPE, text: read.text }] };
+}
+
+/** The run a resource URI names, read as the caller (so a subscription is authorized). */
+export async function runOfResource(
+  context: ToolContext,
+  uri: string,
+): Promise<{ namespace: string; runId: string }> {
+  const target = targetOf(uri);
+  const described = await asResource(
+    uri,
+    context.routes("POST", "/workflows/describe", {
+      namespace: target.namespace,
+      workflow_id: target.workflow_id,
+    }),
+  );
+  return { namespace: target.namespace, runId: described.value.run.run_id as string };
+}
+
+function targetOf(uri: string) {
   const target = parseUri(uri);
   if (target === undefined) {
     throw new McpError(
@@ -92,16 +124,12 @@ export async function readResource(context: ToolContext, uri: string) {
       `not a run resource URI: ${RUN_URI_PREFIX}{namespace}/{workflow_id}[/history]`,
     );
   }
-  const body = { namespace: target.namespace, workflow_id: target.workflow_id };
+  return target;
+}
+
+async function asResource<T>(uri: string, read: Promise<T>): Promise<T> {
   try {
-    const read = target.history
-      ? await context.routes("POST", "/workflows/history", {
-          ...body,
-          after: target.after,
-          limit: HISTORY_RESOURCE_PAGE,
-        })
-      : await context.routes("POST", "/workflows/describe", body);
-    return { contents: [{ uri, mimeType: JSON_TYPE, text: read.text }] };
+    return await read;
   } catch (error) {
     // Another namespace's run is invisible: not found, like one that does not exist.
     if (

@@ -5,7 +5,8 @@
  * files here), never by the roles themselves; everything that is a level (runs held, claims,
  * backlog, connected workers) is read from its role when Prometheus scrapes, so it costs
  * nothing between scrapes. Labels are bounded by construction: route patterns, never URLs;
- * status codes; run statuses; worker kinds folded to the builtin four plus `other`;
+ * status codes; run statuses; worker kinds folded to the builtin four plus `other`; MCP
+ * tools by their fixed names, every definition's tool folded to `run_<name>`;
  * namespaces only where the spec's ceiling is per namespace (they are durable, created
  * records, not request text). Metric names are documented in docs/operations.md.
  */
@@ -47,7 +48,9 @@ export class WorkflowMetrics {
   readonly commitEvents: Histogram;
   readonly commitFailures: Counter;
   readonly http: Histogram<"method" | "route" | "code">;
+  readonly mcpTools: Histogram<"tool" | "outcome">;
   #probes: WorkflowProbes | undefined;
+  #mcpSessions: (() => number) | undefined;
 
   constructor() {
     const registers = [this.registry];
@@ -95,6 +98,13 @@ export class WorkflowMetrics {
       buckets: SECONDS_BUCKETS,
       registers,
     });
+    this.mcpTools = new Histogram({
+      name: "skein_mcp_tool_seconds",
+      help: "MCP tool calls by tool (run tools as run_<name>) and outcome (ok, refused, error).",
+      labelNames: ["tool", "outcome"],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
     this.#levels(registers);
   }
 
@@ -103,8 +113,21 @@ export class WorkflowMetrics {
     this.#probes = probes;
   }
 
+  /** Connects the MCP sessions gauge to the endpoint's session table (when MCP is on). */
+  observeMcpSessions(open: () => number): void {
+    this.#mcpSessions = open;
+  }
+
   #levels(registers: Registry[]): void {
     const metrics = this;
+    new Gauge({
+      name: "skein_mcp_sessions",
+      help: "MCP sessions open on this node (mcp.max_sessions bounds them).",
+      registers,
+      collect() {
+        this.set(metrics.#mcpSessions?.() ?? 0);
+      },
+    });
     new Gauge({
       name: "skein_runs_held",
       help: "Runs held in memory by this node (not ended), by status.",

@@ -1,21 +1,25 @@
 /**
- * Change signals for live streams: a key (`run:<run_id>`, `attempt:<run>/<activity>/<attempt>`)
- * is signalled once what changed is durable, and a stream subscribed to it wakes and reads
- * again, instead of polling the store. The signals come from thin wrappers around the
- * engine's store (after each group commit, for every run that appended events) and the
- * transcript store (after each append), so the engine and the hub know nothing of HTTP or
- * streams. A subscription remembers a signal that came while its reader was busy, so a
- * change between a read and the next wait is never missed; `wait` also returns when its
- * timeout (the caller's backstop) passes or its abort signal fires.
+ * Change signals for live streams and MCP sessions: a key (`run:<run_id>`,
+ * `attempt:<run>/<activity>/<attempt>`, `definitions:<namespace>`) is signalled once what
+ * changed is durable, and whoever subscribed to it wakes and reads again, instead of polling
+ * the store. The signals come from thin wrappers around the engine's store (after each group
+ * commit, for every run that appended events), the transcript store (after each append) and
+ * the definition store (after each registration), so the engine, the registry and the hub
+ * know nothing of HTTP, streams or MCP. A subscription remembers a signal that came while its
+ * reader was busy, so a change between a read and the next wait is never missed; `wait` also
+ * returns when its timeout (the caller's backstop) passes or its abort signal fires.
  */
 
 import type { AttemptRef } from "../../protocol/attempt.ts";
 import { attemptKey } from "../../protocol/attempt.ts";
 import type { EngineStore } from "../engine/store.ts";
 import type { TranscriptStore } from "../persistence/store.ts";
+import type { DefinitionStore } from "../persistence/workflows.ts";
 
 export const runKey = (runId: string) => `run:${runId}`;
 export const attemptChangeKey = (ref: AttemptRef) => `attempt:${attemptKey(ref)}`;
+/** A definition was registered in the namespace (MCP sessions' tools/list_changed). */
+export const definitionsKey = (namespace: string) => `definitions:${namespace}`;
 
 export interface Subscription {
   /**
@@ -43,15 +47,29 @@ export class ChangeSignals {
 
   subscribe(key: string): Subscription {
     const listener: Listener = { signalled: false, wake: undefined };
+    return {
+      wait: (timeoutMs, abort) => waitFor(listener, timeoutMs, abort),
+      close: this.#add(key, listener),
+    };
+  }
+
+  /**
+   * Calls `onSignal` at each signal of `key` until the returned function is called: for a
+   * listener that reacts to a change at once instead of reading in a loop. `onSignal` runs
+   * on the commit path, so it only schedules its work.
+   */
+  listen(key: string, onSignal: () => void): () => void {
+    // `wake` stays set: no wait ever clears it.
+    return this.#add(key, { signalled: false, wake: onSignal });
+  }
+
+  #add(key: string, listener: Listener): () => void {
     const set = this.#listeners.get(key) ?? new Set<Listener>();
     this.#listeners.set(key, set);
     set.add(listener);
-    return {
-      wait: (timeoutMs, abort) => waitFor(listener, timeoutMs, abort),
-      close: () => {
-        set.delete(listener);
-        if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
-      },
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
     };
   }
 
@@ -94,6 +112,25 @@ export function signallingEngineStore(store: EngineStore, signals: ChangeSignals
     },
     loadRunning: () => store.loadRunning(),
     loadOutbox: () => store.loadOutbox(),
+  };
+}
+
+/** The definition store, signalling the namespace once a registration is durable. */
+export function signallingDefinitions(
+  store: DefinitionStore,
+  signals: ChangeSignals,
+): DefinitionStore {
+  return {
+    // Every registration, new or not: either way the version becomes its name's latest.
+    register: async (input) => {
+      const registered = await store.register(input);
+      signals.signal(definitionsKey(input.namespace));
+      return registered;
+    },
+    get: (namespace, version) => store.get(namespace, version),
+    latest: (namespace, name) => store.latest(namespace, name),
+    list: (namespace) => store.list(namespace),
+    versions: (namespace, name) => store.versions(namespace, name),
   };
 }
 

@@ -7,6 +7,7 @@
  */
 
 import { uuidv7 } from "../../common/uuid.ts";
+import { inputRefusal } from "../definitions/input-schema.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
@@ -71,15 +72,10 @@ export class RunService {
 
   /** Refused with `invalid_input` when the input does not satisfy the definition's schema. */
   async start(request: StartRequest): Promise<Started> {
-    const { inputSchema, name } = request.definition;
-    // Every start passes here (HTTP, MCP, a forwarded cluster request): one place enforces it.
-    const refused = inputSchema?.check(JSON.parse(request.inputJson));
-    if (refused !== undefined) {
-      throw workflowError(
-        "invalid_input",
-        `the input does not satisfy the input_schema of ${JSON.stringify(name)}: ${refused}`,
-      );
-    }
+    // Every start passes here (HTTP, MCP, a forwarded cluster request); a child step checks
+    // with the same rule (engine/run-tree.ts).
+    const refused = inputRefusal(request.definition, request.inputJson);
+    if (refused !== undefined) throw workflowError("invalid_input", refused);
     const workflowId = request.workflowId ?? uuidv7();
     const key = `${request.namespace}\0${workflowId}`;
     const inFlight = this.#starting.get(key);

@@ -45,12 +45,20 @@ describe("workflow server configuration", () => {
   });
 
   test("[mcp] is off by default, and the template shows it commented out", () => {
-    const defaults = { enabled: false, path: "/mcp", allowed_origins: [], max_connections: 64 };
+    const defaults = {
+      enabled: false,
+      path: "/mcp",
+      allowed_origins: [],
+      max_connections: 64,
+      max_sessions: 256,
+      session_idle_ms: 1_800_000,
+    };
     assert.deepEqual(parseConfig("", FILE).settings.mcp, defaults);
     assert.deepEqual(parseConfig(FIRST_RUN_TEMPLATE, FILE).settings.mcp, defaults);
     const shown = FIRST_RUN_TEMPLATE.split("\n").filter(
       (l) =>
-        l.startsWith("# [mcp]") || /^# (enabled|path|allowed_origins|max_connections) = /.test(l),
+        l.startsWith("# [mcp]") ||
+        /^# (enabled|path|allowed_origins|max_connections|max_sessions|session_idle_ms) = /.test(l),
     );
     const uncommented = shown.map((l) => l.slice(2)).join("\n");
     assert.deepEqual(parseConfig(uncommented, FILE).settings.mcp, {
@@ -58,6 +66,8 @@ describe("workflow server configuration", () => {
       path: "/mcp",
       allowed_origins: ["https://console.example.com"],
       max_connections: 64,
+      max_sessions: 256,
+      session_idle_ms: 1_800_000,
     });
   });
 
@@ -129,13 +139,15 @@ describe("workflow server configuration", () => {
     ["node_id", '[cluster]\nnode_id = "n1"', (c) => assert.equal(c.nodeId, "n1")],
     [
       "an [mcp] section",
-      '[mcp]\nenabled = true\npath = "/agents/mcp"\nallowed_origins = ["http://localhost:6274", "https://a.example"]\nmax_connections = 8',
+      '[mcp]\nenabled = true\npath = "/agents/mcp"\nallowed_origins = ["http://localhost:6274", "https://a.example"]\nmax_connections = 8\nmax_sessions = 3\nsession_idle_ms = 60000',
       (c) =>
         assert.deepEqual(c.settings.mcp, {
           enabled: true,
           path: "/agents/mcp",
           allowed_origins: ["http://localhost:6274", "https://a.example"],
           max_connections: 8,
+          max_sessions: 3,
+          session_idle_ms: 60_000,
         }),
     ],
   ];
@@ -229,6 +241,16 @@ describe("workflow server configuration", () => {
       "zero mcp connections",
       "[mcp]\nmax_connections = 0",
       "mcp.max_connections: must be between 1 and 1000000, found 0",
+    ],
+    [
+      "zero mcp sessions",
+      "[mcp]\nmax_sessions = 0",
+      "mcp.max_sessions: must be between 1 and 100000, found 0",
+    ],
+    [
+      "an mcp session idle expiry under a second",
+      "[mcp]\nsession_idle_ms = 999",
+      "mcp.session_idle_ms: must be between 1000 and 86400000, found 999",
     ],
   ];
   for (const [label, toml, message] of refusals) {

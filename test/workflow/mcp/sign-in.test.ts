@@ -94,7 +94,7 @@ describe("MCP endpoint sign-in", () => {
     );
   });
 
-  test("GET and DELETE are 405 method_not_allowed (no stream, no session)", async () => {
+  test("GET and DELETE without a session are 405 method_not_allowed", async () => {
     for (const method of ["GET", "DELETE"]) {
       const r = await rpc(mcp, undefined, { method, headers: [bearer(token)] });
       assert.equal(r.status, 405, method);

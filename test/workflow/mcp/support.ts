@@ -73,11 +73,7 @@ export function rpc(
           text += chunk;
         });
         res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: text === "" ? undefined : JSON.parse(text),
-          }),
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bodyOf(res, text) }),
         );
       },
     );
@@ -85,6 +81,59 @@ export function rpc(
     req.end(body);
   });
 }
+
+/** A JSON answer, or the last message of an SSE answer (a session answers POSTs as SSE). */
+function bodyOf(res: { headers: IncomingHttpHeaders }, text: string): unknown {
+  if (text === "") return undefined;
+  if (!res.headers["content-type"]?.startsWith("text/event-stream")) return JSON.parse(text);
+  const data = text.split("\n").filter((line) => line.startsWith("data: "));
+  return data.length === 0 ? undefined : JSON.parse(data.at(-1)!.slice("data: ".length));
+}
+
+export interface SessionClient {
+  readonly client: Client;
+  readonly transport: StreamableHTTPClientTransport;
+  readonly sessionId: string;
+}
+
+/**
+ * The SDK client in a session, returned once its GET stream (where the server notifies) is
+ * open: the readiness signal is the stream's answer reaching the client's fetch.
+ */
+export async function sessionClient(
+  serverUrl: string,
+  token: string,
+  options: { namespace?: string; setUp?: (client: Client) => void } = {},
+): Promise<SessionClient> {
+  const url = new URL(`${serverUrl}/mcp`);
+  if (options.namespace !== undefined) url.searchParams.set("namespace", options.namespace);
+  let opened: (status: number) => void = () => {};
+  const streamOpen = new Promise<void>((resolve, reject) => {
+    opened = (status) =>
+      status === 200 ? resolve() : reject(new Error(`the GET stream was answered ${status}`));
+  });
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === "GET") opened(response.status);
+      return response;
+    },
+  });
+  const client = new Client({ name: "skein-test", version: "0" });
+  options.setUp?.(client);
+  await client.connect(transport);
+  await streamOpen;
+  return { client, transport, sessionId: transport.sessionId! };
+}
+
+/** An initialize request of protocol `version`. */
+export const initialize = (version: string) => ({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+});
 
 /** A JSON-RPC request message. */
 export const call = (method: string, params: object = {}, id = 1) => ({

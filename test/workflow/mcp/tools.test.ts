@@ -33,6 +33,11 @@ const PARENT = {
   name: "parent",
   steps: [{ id: "c", child: { workflow: "sleeper", input: "{}" } }],
 };
+/** Hands its own input to the adder as a child: the child's input_schema judges it. */
+const DELEGATE = {
+  name: "delegate",
+  steps: [{ id: "c", child: { workflow: "adder", input: "{ 'n': input.n }" } }],
+};
 const ELSEWHERE = { name: "elsewhere", steps: [{ id: "s", sleep: { duration_ms: 1 } }] };
 
 let worker: ReturnType<typeof spawnWorker>;
@@ -70,7 +75,7 @@ async function refused(
 }
 
 async function setUp() {
-  for (const d of [ADDER, SLEEPER, PARENT]) assert.equal((await register(d)).status, 200);
+  for (const d of [ADDER, SLEEPER, PARENT, DELEGATE]) assert.equal((await register(d)).status, 200);
   assert.equal((await register(ELSEWHERE, "other")).status, 200);
   const tokenFile = join(s.dir.path, "worker.token");
   await writeFile(tokenFile, `${s.admin}\n`, { mode: 0o600 });
@@ -165,6 +170,23 @@ describe("MCP tools", () => {
     assert.match(bad.message, /input\.who must NOT have fewer than 1 characters/);
     const viaStart = await refused(admin, "workflow_start", { name: "greet", input: {} });
     assert.equal(viaStart.code, "invalid_input");
+  });
+
+  test("a child whose input its definition's input_schema refuses fails the parent with invalid_input and never starts", async () => {
+    const good = await ok(admin, "run_delegate", { n: 3 });
+    assert.deepEqual([good.run.status, good.run.output], ["Completed", { n: 4 }]);
+    const bad = await ok(admin, "run_delegate", { n: -1 });
+    assert.equal(bad.run.status, "Failed", JSON.stringify(bad.run));
+    assert.equal(bad.run.failure.code, "invalid_input");
+    assert.match(
+      bad.run.failure.message,
+      /^step "c": the input does not satisfy the input_schema of "adder": input\.n must be >= 0/,
+    );
+    const history = await ok(admin, "workflow_history", { workflow_id: bad.workflow_id });
+    const types = history.events.map((e: { type: string }) => e.type);
+    assert.ok(!types.includes("ChildStarted"), `no child started: ${types}`);
+    const failed = history.events.find((e: { type: string }) => e.type === "RunFailed");
+    assert.equal(failed.code, "invalid_input");
   });
 
   test("workflow_start with wait_ms returns the run's output; run_<name> too", async () => {
