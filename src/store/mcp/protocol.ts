@@ -18,9 +18,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { isCodedError } from "../../common/errors.ts";
+import { checkParams } from "../../common/mcp-params.ts";
 import { VERSION } from "../../common/version.ts";
 import type { StoreClient } from "../client/client.ts";
-import { checkParams } from "./params.ts";
 import { describeTool, offeredTools } from "./tools.ts";
 
 const INSTRUCTIONS =
@@ -114,6 +114,6 @@ export async function answerMcp(
   // Closing the server closes its transport.
   response.once("close", () => void server.close());
   await server.connect(transport);
-  checkParams(transport);
+  checkParams(transport, ["initialize", "ping", "tools/list", "tools/call"]);
   await transport.handleRequest(request, response, body);
 }

@@ -11,6 +11,7 @@
  * connections) hold here as everywhere.
  */
 
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   type Decoder,
@@ -206,8 +207,9 @@ export function installMcp(app: FastifyInstance, roles: McpEndpointRoles): void 
           if (session instanceof SkeinError) return refuse(reply, session, cors);
           return answer(request, reply, session);
         }
-        // Only an initialize opens a session; any other message without one is stateless.
-        if ((request.body as { method?: unknown } | null)?.method !== "initialize") {
+        // Only a well-formed initialize opens a session; any other message without one is
+        // stateless (there an initialize whose params do not fit is answered -32602).
+        if (!isInitializeRequest(request.body)) {
           return answer(request, reply);
         }
         let session: Session;

@@ -31,6 +31,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyInstance } from "fastify";
 import { isCodedError } from "../../common/errors.ts";
 import type { Logger } from "../../common/log.ts";
+import { checkParams, type McpMethod } from "../../common/mcp-params.ts";
 import { describeTool } from "../../common/mcp-tool.ts";
 import { VERSION } from "../../common/version.ts";
 import type { Principal } from "../auth/tokens.ts";
@@ -192,6 +193,22 @@ function streamsProgress(body: unknown): boolean {
   return message?.method === "tools/call" && message.params?._meta?.progressToken !== undefined;
 }
 
+/** The methods a stateless server answers; a session's also answers (un)subscribe. */
+const METHODS: readonly McpMethod[] = [
+  "initialize",
+  "ping",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+];
+export const SESSION_METHODS: readonly McpMethod[] = [
+  ...METHODS,
+  "resources/subscribe",
+  "resources/unsubscribe",
+];
+
 /** Answers one parsed JSON-RPC body without a session, on `response`. */
 export async function answerMcp(
   request: IncomingMessage,
@@ -207,5 +224,6 @@ export async function answerMcp(
   // Closing the server closes its transport.
   response.once("close", () => void server.close());
   await server.connect(transport);
+  checkParams(transport, METHODS);
   await transport.handleRequest(request, response, body);
 }

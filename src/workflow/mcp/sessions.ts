@@ -21,10 +21,11 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { checkParams } from "../../common/mcp-params.ts";
 import { canAccessNamespace, type Principal } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 import { type ChangeSignals, definitionsKey } from "../runs/changes.ts";
-import { type McpCaller, type McpRoles, mcpServer } from "./protocol.ts";
+import { type McpCaller, type McpRoles, mcpServer, SESSION_METHODS } from "./protocol.ts";
 import { RunSubscriptions } from "./subscriptions.ts";
 
 export interface SessionRoles extends McpRoles {
@@ -104,6 +105,7 @@ export class McpSessions {
     server.onclose = () => this.#forget(session);
     this.#open.set(id, session);
     await server.connect(session.transport);
+    checkParams(session.transport, SESSION_METHODS);
     return session;
   }
 

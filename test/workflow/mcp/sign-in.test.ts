@@ -43,6 +43,40 @@ describe("MCP endpoint sign-in", () => {
     assert.deepEqual(r.body, { jsonrpc: "2.0", id: 1, result: {} });
   });
 
+  test("params that do not fit the method are -32602 invalid params, never -32603", async () => {
+    const cases: [string, unknown, RegExp][] = [
+      ["tools/call", { name: "workflow_list", arguments: "x" }, /arguments/],
+      ["tools/call", { name: "workflow_list", arguments: [1, 2] }, /arguments/],
+      ["tools/call", { name: 5 }, /name/],
+      ["tools/list", { cursor: 5 }, /cursor/],
+      ["resources/read", { uri: 7 }, /uri/],
+      ["initialize", { protocolVersion: 1 }, /protocolVersion/],
+    ];
+    for (const [method, params, names] of cases) {
+      const r = await rpc(
+        mcp,
+        { ...call(method, params as object, 9) },
+        { headers: [bearer(token)] },
+      );
+      assert.equal(r.status, 200, `${method}: ${r.status} ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.id, 9);
+      assert.equal(
+        r.body.error?.code,
+        -32602,
+        `${method} ${JSON.stringify(params)}: ${JSON.stringify(r.body)}`,
+      );
+      assert.match(r.body.error.message, names);
+      assert.doesNotMatch(r.body.error.message, /"x"/, "the message does not quote the value");
+    }
+    // Arguments that fit the schema but not the tool are the server's refusal, a tool error.
+    const refused = await rpc(
+      mcp,
+      call("tools/call", { name: "workflow_describe", arguments: { workflow_id: 1 } }, 9),
+      { headers: [bearer(token)] },
+    );
+    assert.equal(refused.body.result?.isError, true, JSON.stringify(refused.body));
+  });
+
   const refused: [label: string, headers: () => [string, string][], challenge: string][] = [
     ["no bearer", () => [], "Bearer"],
     ["two bearers, both good", () => [bearer(token), bearer(token)], "Bearer"],
