@@ -44,6 +44,15 @@ if (files.length === 0) {
   process.exit(2);
 }
 
+// Every test file, server, worker and CLI the suite starts is a Node process loading much
+// the same TypeScript; Node's compile cache keeps each module's stripped and compiled form
+// on disk, so only the first process pays for it (a third less CPU for the CLI tests, even
+// with an empty cache). NODE_COMPILE_CACHE set by the caller wins.
+const env = {
+  NODE_COMPILE_CACHE: join(ROOT, "node_modules", ".cache", "skein-test-compile"),
+  ...process.env,
+};
+
 const child = spawn(
   process.execPath,
   [
@@ -53,7 +62,7 @@ const child = spawn(
     ...options,
     ...files,
   ],
-  { cwd: ROOT, stdio: "inherit" },
+  { cwd: ROOT, stdio: "inherit", env },
 );
 // A Ctrl-C reaches the whole process group; the run ends with its own status.
 process.on("SIGINT", () => {});
