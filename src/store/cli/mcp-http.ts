@@ -24,7 +24,6 @@ import { serviceFile } from "../config/service-file.ts";
 import type { McpHttpPolicy, StoreServiceConfig } from "../config/types.ts";
 import { MCP_HTTP_CONFIG_INVALID, MCP_HTTP_CONFIG_MESSAGE } from "../errors.ts";
 import type { LoopbackHttp } from "../loopback-http.ts";
-import { startMcpHttp } from "../mcp/server.ts";
 import { resolveRuntimeDir } from "../startup/runtime-dir.ts";
 import { socketPathFor } from "../startup/socket-path.ts";
 import { reportRefusals } from "./refusal.ts";
@@ -92,6 +91,8 @@ export function mcpHttpCommand(deps: McpHttpDeps = {}): Command {
         const stop = deps.until ? stopWhen(deps.until) : stopSignal();
         let http: LoopbackHttp;
         try {
+          // Loaded here: other `skein-store` commands start without the MCP server's modules.
+          const { startMcpHttp } = await import("../mcp/server.ts");
           http = await startMcpHttp({
             policy,
             socketPath,

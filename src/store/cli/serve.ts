@@ -13,7 +13,7 @@ import { createLogger, type Logger } from "../../common/log.ts";
 import { stopSignal, stopWhen } from "../../common/stop-signal.ts";
 import { readConfigFile } from "../config/files.ts";
 import { serviceFile } from "../config/service-file.ts";
-import { planStoreService, type RunningStore, startStoreService } from "../service.ts";
+import type { RunningStore } from "../service.ts";
 import { reportRefusals } from "./refusal.ts";
 
 export interface ServeDeps {
@@ -37,6 +37,9 @@ export function serveCommand(deps: ServeDeps = {}): Command {
         );
         const file = resolve(positionals[0]!);
         const config = decodeJson(serviceFile, await readConfigFile(file));
+        // Loaded here, not at the top: every other `skein-store` command (each a process of
+        // its own) then starts without the service's modules (LMDB, MCP, metrics).
+        const { planStoreService, startStoreService } = await import("../service.ts");
         const plan = await planStoreService(config, {
           create: values.create === true,
           env: deps.env ?? process.env,

@@ -113,7 +113,11 @@ const claims = object({
 
 export type TokenVerifier = (token: string) => Promise<Principal>;
 
-export function createVerifier(publicKey: KeyObject): TokenVerifier {
+/** `now` is the clock `exp` is checked against (milliseconds; tests pass their own). */
+export function createVerifier(
+  publicKey: KeyObject,
+  { now = Date.now }: { now?: () => number } = {},
+): TokenVerifier {
   return async (token) => {
     let payload: unknown;
     try {
@@ -121,6 +125,7 @@ export function createVerifier(publicKey: KeyObject): TokenVerifier {
         algorithms: ["EdDSA"],
         issuer: ISSUER,
         requiredClaims: ["exp", "sub"],
+        currentDate: new Date(now()),
       }));
     } catch (error) {
       const reason = (error as { code?: string }).code ?? "invalid";

@@ -13,7 +13,7 @@ import { SkeinError } from "../../common/errors.ts";
 import { createLogger } from "../../common/log.ts";
 import { type ListenAddress, listenAddress } from "../config/listen.ts";
 import { DEFAULT_CONFIG_FILE } from "../config/load.ts";
-import { startServer } from "../server.ts";
+import type { startServer } from "../server.ts";
 
 export const serveCommand: Command = {
   name: "serve",
@@ -56,7 +56,10 @@ export const serveCommand: Command = {
     try {
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
-        server = await startServer(values.config ?? DEFAULT_CONFIG_FILE, {
+        // Loaded here, not at the top: every other `skein` command (each a process of its
+        // own) then starts without the server's modules (Fastify, PostgreSQL, metrics).
+        const { startServer: start } = await import("../server.ts");
+        server = await start(values.config ?? DEFAULT_CONFIG_FILE, {
           logger,
           // Storage failed under the engine: exit, so a restart recovers from history.
           onFatal: () => process.exit(70),

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import {
   IDP_CONNECT_TIMEOUT_MS,
   IDP_MAX_SOCKETS,
@@ -46,46 +46,49 @@ test("the bounds are the spec's: 5 s connect, 15 s whole request", () => {
   assert.equal(IDP_REQUEST_TIMEOUT_MS, 15_000);
 });
 
-test("a server that accepts and never answers fails the request at the whole-request bound", async () => {
-  const { url } = await listen(() => {});
-  const http = new IdpHttp();
-  after(() => http.close());
-  const error = await failure(http.request(url, { method: "GET" }));
-  assert.equal(error.kind, "timeout");
-  assert.match(error.message, /15000 ms/);
-});
-
-test("a connection the listener never completes fails at the connect bound", async () => {
-  // A listener with a one-place accept queue in a process that never accepts: once two
-  // connections wait in the queue, the kernel drops further SYNs and connect() hangs.
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      "-e",
-      `const s=require("net").createServer();s.listen({port:0,host:"127.0.0.1",backlog:1},()=>{console.log(s.address().port);Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0);});`,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  after(() => child.kill("SIGKILL"));
-  const port = await new Promise<number>((resolve) =>
-    child.stdout!.once("data", (d) => resolve(Number(String(d)))),
-  );
-  const fillers: Socket[] = [];
-  after(() => {
-    for (const s of fillers) s.destroy();
+// Each waits a spec constant out in full, so the two wait side by side.
+describe("the bounds, waited out", { concurrency: true }, () => {
+  test("a server that accepts and never answers fails the request at the whole-request bound", async () => {
+    const { url } = await listen(() => {});
+    const http = new IdpHttp();
+    after(() => http.close());
+    const error = await failure(http.request(url, { method: "GET" }));
+    assert.equal(error.kind, "timeout");
+    assert.match(error.message, /15000 ms/);
   });
-  for (let i = 0; i < 2; i++) {
-    const socket = connect(port, "127.0.0.1");
-    fillers.push(socket);
-    await new Promise((resolve) => socket.once("connect", resolve));
-  }
-  const http = new IdpHttp();
-  after(() => http.close());
-  const error = await failure(
-    http.request(new URL(`http://127.0.0.1:${port}/x`), { method: "GET" }),
-  );
-  assert.equal(error.kind, "connect_timeout");
-  assert.match(error.message, /5000 ms/);
+
+  test("a connection the listener never completes fails at the connect bound", async () => {
+    // A listener with a one-place accept queue in a process that never accepts: once two
+    // connections wait in the queue, the kernel drops further SYNs and connect() hangs.
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const s=require("net").createServer();s.listen({port:0,host:"127.0.0.1",backlog:1},()=>{console.log(s.address().port);Atomics.wait(new Int32Array(new SharedArrayBuffer(4)),0,0);});`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    after(() => child.kill("SIGKILL"));
+    const port = await new Promise<number>((resolve) =>
+      child.stdout!.once("data", (d) => resolve(Number(String(d)))),
+    );
+    const fillers: Socket[] = [];
+    after(() => {
+      for (const s of fillers) s.destroy();
+    });
+    for (let i = 0; i < 2; i++) {
+      const socket = connect(port, "127.0.0.1");
+      fillers.push(socket);
+      await new Promise((resolve) => socket.once("connect", resolve));
+    }
+    const http = new IdpHttp();
+    after(() => http.close());
+    const error = await failure(
+      http.request(new URL(`http://127.0.0.1:${port}/x`), { method: "GET" }),
+    );
+    assert.equal(error.kind, "connect_timeout");
+    assert.match(error.message, /5000 ms/);
+  });
 });
 
 test("nothing listening is `unreachable`, and the message names no header", async () => {

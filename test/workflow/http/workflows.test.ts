@@ -34,7 +34,7 @@ async function workerDoc(dir: string): Promise<string> {
     name: "w",
     task_queue: "q",
     actions: Object.fromEntries(
-      ["inc", "flaky", "hold", "stallFirst"].map((name) => [
+      ["inc", "flaky", "hold", "holdUntil", "stallFirst"].map((name) => [
         name,
         { module: ACTIVITIES, export: name },
       ]),
@@ -406,8 +406,12 @@ name: stall
 task_queue: q
 retry: { initial_backoff_ms: 10 }
 steps:
-  - { id: s, call: { action: stallFirst, input: "{ 'n': input.n }", heartbeat_ms: 1000 } }
+  - { id: s, call: { action: holdUntil, input: "{ 'file': input.file }", heartbeat_ms: 1000 } }
 `;
+    // Every attempt the first worker takes holds until the file exists, which it does only
+    // once that worker is killed: a machine that stalls the worker past the allowance before
+    // the kill adds a timed-out attempt, it does not change where the run completes.
+    const release = join(dir.path, "release");
     try {
       await call(server.url, "POST", "/workflows/definitions", { token, body: { definition } });
       await call(server.url, "POST", "/workflows/definitions", {
@@ -422,7 +426,7 @@ steps:
       assert.equal((await ended(server, token, warm.body.workflow_id)).status, "Completed");
       const start = await call(server.url, "POST", "/workflows/start", {
         token,
-        body: { name: "stall", input: { n: 7 } },
+        body: { name: "stall", input: { file: release } },
       });
       // The first attempt was offered to the only worker when the start became durable;
       // the worker's own heartbeats keep it alive until it is killed.
@@ -435,18 +439,21 @@ steps:
       });
       first.kill("SIGKILL");
       await first.exited;
+      await writeFile(release, "");
       second = await worker(dir.path, server, token);
       const run = await ended(server, token, start.body.workflow_id);
       assert.equal(run.status, "Completed");
-      assert.deepEqual(run.output, { n: 7, attempt: 2 });
+      assert.deepEqual(run.output, { released: true });
       const events = await history(server, token, start.body.workflow_id);
+      const timedOut = events
+        .filter((e) => e.type === "ActivityTimedOut")
+        .map((e) => [e.activity_id, e.attempt, e.timeout]);
+      assert.ok(timedOut.length >= 1, "the killed worker's attempt timed out");
       assert.deepEqual(
-        events
-          .filter((e) => e.type === "ActivityTimedOut")
-          .map((e) => [e.activity_id, e.attempt, e.timeout]),
-        [[1, 1, "heartbeat"]],
+        timedOut,
+        timedOut.map((_, i) => [1, i + 1, "heartbeat"]),
       );
-      assert.deepEqual(completions(events), [[1, 2]]);
+      assert.deepEqual(completions(events), [[1, timedOut.length + 1]]);
     } finally {
       first.kill("SIGKILL");
       second?.kill();

@@ -33,12 +33,17 @@ describe("run ends", () => {
     assert.equal(ends.waiting, 0);
   });
 
-  test("a wait runs out on its own and leaves the table", async () => {
+  test("a wait runs out on its own and leaves the table", async (t) => {
+    // The clock is the test's, so no pause of a loaded machine can run the wait out early
+    // (CI flaked at load 15 with a real 30 ms timer).
+    t.mock.timers.enable({ apis: ["setTimeout"] });
     const ends = new RunEnds(10);
-    // Long enough that a loaded machine still runs the check below before the timer.
-    const w = ends.wait("a", 500);
+    const w = ends.wait("a", 30);
+    t.mock.timers.tick(29);
     assert.equal(await settled(w), false);
-    await w;
+    assert.equal(ends.waiting, 1);
+    t.mock.timers.tick(1);
+    assert.equal(await settled(w), true);
     assert.equal(ends.waiting, 0);
     ends.ended("a"); // nothing left to answer
   });

@@ -41,9 +41,12 @@ export class SqliteWorkflowStore extends SqlDomainStores implements WorkflowStor
     }
   }
 
-  /** An online copy of the database at `target` (see backup.ts). */
-  backup(target: string): Promise<BackupResult> {
-    return backupDatabase(this.#db, target);
+  /**
+   * An online copy of the database at `target` (see backup.ts); `onStep` is told of each
+   * step, so calls on this connection can take turns with them (backup-turns.ts).
+   */
+  backup(target: string, onStep?: () => void): Promise<BackupResult> {
+    return backupDatabase(this.#db, target, onStep);
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,7 @@ export type Request =
       readonly args: unknown[];
     }
   | { readonly type: "close"; readonly id: number }
-  /** An online backup: served beside the call queue, not in it (see thread.ts). */
+  /** An online backup: started from the call queue, then taking turns with it (thread.ts). */
   | { readonly type: "backup"; readonly id: number; readonly target: string };
 
 export interface ThreadError {

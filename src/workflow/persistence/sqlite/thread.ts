@@ -7,6 +7,7 @@
  */
 
 import { parentPort, workerData } from "node:worker_threads";
+import { BackupTurns } from "./backup-turns.ts";
 import { SqliteWorkflowStore } from "./store.ts";
 import {
   type Answer,
@@ -42,24 +43,47 @@ function open(): SqliteWorkflowStore | undefined {
   }
 }
 
+// Calls run strictly one after another, even though store methods are async.
+let queue: Promise<void> = Promise.resolve();
+// Backups run one at a time; the one running takes turns with the calls (backup-turns.ts).
+let backups: Promise<void> = Promise.resolve();
+let turns: BackupTurns | undefined;
+
 const opened = open();
 if (opened !== undefined) {
-  // Calls run strictly one after another, even though store methods are async.
-  let queue: Promise<void> = Promise.resolve();
   port.on("message", (request: Request) => {
-    // A backup copies pages on the thread pool while calls go on over the same connection
-    // (SQLite carries their changes into the copy), so it does not hold the queue.
-    if (request.type === "backup") void backUp(opened, request.id, request.target);
-    else queue = queue.then(() => serve(opened, request));
+    if (request.type === "backup") {
+      backups = backups.then(() => backUp(opened, request.id, request.target));
+    } else {
+      const turn = turns?.turn();
+      queue = queue.then(() => turn).then(() => serve(opened, request));
+    }
   });
 }
 
-async function backUp(store: SqliteWorkflowStore, id: number, target: string): Promise<void> {
-  try {
-    send({ type: "result", id, value: await store.backup(target) });
-  } catch (error) {
-    send({ type: "error", id, error: threadError(error) });
-  }
+/**
+ * Starts the backup from the call queue, so no call is under way at its first step; calls
+ * that arrive from now on take turns with its steps. Resolves once the backup has ended and
+ * its answer is sent.
+ */
+function backUp(store: SqliteWorkflowStore, id: number, target: string): Promise<void> {
+  const running = new BackupTurns();
+  turns = running;
+  return new Promise((ended) => {
+    queue = queue.then(() => {
+      store
+        .backup(target, () => running.stepped())
+        .then(
+          (value) => send({ type: "result", id, value }),
+          (error: unknown) => send({ type: "error", id, error: threadError(error) }),
+        )
+        .finally(() => {
+          turns = undefined;
+          running.ended();
+          ended();
+        });
+    });
+  });
 }
 
 async function serve(store: SqliteWorkflowStore, request: Request): Promise<void> {

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
@@ -137,5 +138,51 @@ describe("threaded SQLite store: order and closing", () => {
       (await reopened.namespaces.list()).map((n) => n.name),
       ["late"],
     );
+  });
+});
+
+describe("threaded SQLite store: online backup", () => {
+  // 50 runs with a 2 KB input each: a commit long enough that a backup step started beside
+  // the queue lands inside one (SQLite answers such a step SQLITE_LOCKED).
+  const batch = (n: number) =>
+    Array.from({ length: 50 }, (_, i) => ({
+      runId: `r${n}-${i}`,
+      workflowId: `w${n}-${i}`,
+      namespace: "n",
+      definitionVersion: V1,
+      events: [{ ...started(n, `w${n}-${i}`), input_json: JSON.stringify("x".repeat(2000)) }],
+      status: "Running" as const,
+    }));
+  const runsIn = (file: string) => {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM workflow_runs").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+
+  test("backups under sustained commits complete, each holding every commit acknowledged before it", {
+    timeout: 120_000,
+  }, async () => {
+    const file = await fresh();
+    const store = await open(file);
+    const runs = store.workflows.runs;
+    let next = 0;
+    while (next < 20) await runs.commit(batch(next++));
+    for (let round = 0; round < 3; round++) {
+      const acknowledged = next * 50;
+      const target = join(dirname(file), `copy-${round}.db`);
+      let copying = true;
+      const copy = store.backup(target).finally(() => (copying = false));
+      // Sustained writes: a commit is always queued while the backup runs.
+      const lanes = [0, 1, 2, 3].map(async () => {
+        while (copying) await runs.commit(batch(next++));
+      });
+      const result = await copy;
+      await Promise.all(lanes);
+      assert.equal(result.path, target);
+      assert.ok(runsIn(target) >= acknowledged, `copy ${round} holds the ${acknowledged} runs`);
+    }
   });
 });
