@@ -239,7 +239,7 @@ const load = loadavg()
 for (const c of clients) await c.close();
 await server.close();
 await embed.close();
-search.close();
+await search.close();
 await store.close();
 await runBench("search", { measures: MEASURES }, [
   { name: `build (${RECORDS} records, load ${load})`, run: () => figures.build },

@@ -93,7 +93,7 @@ export async function startStoreService(
   } catch (error) {
     idp?.close();
     queries?.close();
-    search?.close();
+    await search?.close();
     await embed?.close();
     await store.close();
     await committed.rollback();
@@ -112,7 +112,7 @@ export async function startStoreService(
     idp?.close();
     queries?.close();
     await embed?.close();
-    search?.close();
+    await search?.close();
     await store.close();
     await removeSocket(committed.startup.socketPath);
     await committed.lock.release();

@@ -26,11 +26,46 @@ export function readDiff(
   to: number,
   most: number,
 ): Change[] | NoDiff {
+  const pages = diffPages(store, where, from, to, most);
+  for (;;) {
+    const step = pages.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same diff, read a page at a time with a turn of the event loop between pages
+ * (`pause`), for the background's large diffs: each page is a bounded piece of work.
+ */
+export async function readDiffPaced(
+  store: Store,
+  where: { collection: string; branch: string },
+  from: number,
+  to: number,
+  most: number,
+  pause: () => Promise<void>,
+): Promise<Change[] | NoDiff> {
+  const pages = diffPages(store, where, from, to, most);
+  for (;;) {
+    const step = pages.next();
+    if (step.done) return step.value;
+    await pause();
+  }
+}
+
+function* diffPages(
+  store: Store,
+  where: { collection: string; branch: string },
+  from: number,
+  to: number,
+  most: number,
+): Generator<void, Change[] | NoDiff> {
   const changes: Change[] = [];
   let cursor: string | undefined;
-  try {
-    do {
-      const page = store.changes({
+  do {
+    let page: ReturnType<Store["changes"]>;
+    try {
+      page = store.changes({
         ...where,
         fromBranch: undefined,
         from,
@@ -38,14 +73,15 @@ export function readDiff(
         limit: store.ctx.settings.changesMaxPage,
         cursor,
       });
-      changes.push(...page.changes);
-      if (changes.length > most) return "too_many";
-      cursor = page.cursor ?? undefined;
-    } while (cursor !== undefined);
-  } catch (error) {
-    const code = (error as SkeinError).code;
-    if (code === "version_not_found" || code === "changes_node_budget") return "gone";
-    throw error;
-  }
+    } catch (error) {
+      const code = (error as SkeinError).code;
+      if (code === "version_not_found" || code === "changes_node_budget") return "gone";
+      throw error;
+    }
+    changes.push(...page.changes);
+    if (changes.length > most) return "too_many";
+    cursor = page.cursor ?? undefined;
+    if (cursor !== undefined) yield;
+  } while (cursor !== undefined);
   return changes;
 }

@@ -227,11 +227,11 @@ export class SearchService {
   }
 
   /** Stops the background rounds and checkpoints the indexes. */
-  close(): void {
+  async close(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     try {
-      this.#vectors.close();
+      await this.#vectors.close();
     } catch (error) {
       this.#log.warn({}, `search index checkpoint at close failed: ${(error as Error).message}`);
     }

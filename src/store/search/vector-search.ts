@@ -14,10 +14,9 @@ import { companionOf } from "../embed/fields.ts";
 import { findEmbedded } from "../embed/verbs.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
-import { exactSearch, type VectorHit } from "./exact.ts";
-import { admit, headVersion } from "./heads.ts";
-import { embeddedHead, type VectorIndexes } from "./vector-index.ts";
-import { companionRecords } from "./vectors.ts";
+import type { VectorHit } from "./exact.ts";
+import { admit, embeddedHead, headVersion } from "./heads.ts";
+import type { VectorIndexes } from "./vector-index.ts";
 
 /** How long a search waits for the walk to embed the version it asks for. */
 export const EMBED_WAIT_MS = 10_000;
@@ -41,22 +40,25 @@ export async function vectorHits(
 ): Promise<VectorHit[]> {
   const found = await embedded(store, query.collection, query.branch, version);
   if (found === undefined) return [];
-  const atHead =
-    !query.exact &&
-    query.prefix === undefined &&
-    version === headVersion(store, query.collection, query.branch);
-  if (atHead) {
-    const head = embeddedHead(store, query.collection, query.branch);
-    const records = head?.companion === found.companion ? head.count : 0;
-    const index = indexes.at(query.collection, query.branch, found.companion, records);
-    if (index !== undefined) return index.search(question, depth);
+  const { collection, branch } = query;
+  const head =
+    version === headVersion(store, collection, branch)
+      ? embeddedHead(store, collection, branch)
+      : undefined;
+  const where = { collection, branch, version: found.companion, prefix: query.prefix };
+  const atHead = head?.companion === found.companion;
+  if (atHead && !query.exact && query.prefix === undefined) {
+    const hits = await indexes.search(
+      collection,
+      branch,
+      found.companion,
+      head.count,
+      question,
+      depth,
+    );
+    if (hits !== undefined) return hits;
   }
-  const where = {
-    collection: companionOf(query.collection),
-    branch: query.branch,
-    version: found.companion,
-  };
-  return exactSearch(question, companionRecords(store, where, query.prefix), depth);
+  return indexes.exact(where, question, depth, atHead);
 }
 
 /**

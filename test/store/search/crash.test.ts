@@ -94,17 +94,23 @@ function assertNoStrayFiles(dataDir: string): void {
   assert.deepEqual(files.sort(), [...named].sort());
 }
 
-test("SIGKILL inside index updates, then correct answers after restart", async (t) => {
+/** A store serving `notes` with CHANGED records, embedded, no index yet. */
+async function embedded() {
   const model = await testModel();
   // Pages of 1024 records: the walk re-embeds a big change in large companion commits, so
   // the HNSW index is caught up from large diffs.
   const group = { ...embedGroup(model), embed_page_records: 1024, embed_batch_items: 32 };
-  let served = await serve(group, undefined, ENV);
-  let client = await served.client();
+  const served = await serve(group, undefined, ENV);
+  const client = await served.client();
   await client.call("collections.create", { collection: "notes" });
   await client.put("notes", records(0, CHANGED));
   await client.embedEnable("notes", "body");
   await settled(client, "notes");
+  return { group, served, client };
+}
+
+test("SIGKILL inside index updates, then correct answers after restart", async (t) => {
+  let { group, served, client } = await embedded();
   await client.search("notes", "body", "text", { mode: "hybrid" });
   await until(() => served.logs().some((l) => l.msg === "search index built"), "the index build");
   let shift = 0;
@@ -133,5 +139,24 @@ test("SIGKILL inside index updates, then correct answers after restart", async (
     }
     assert.ok(landed, `a SIGKILL landed inside a ${index} index update`);
   }
+  await served.stop();
+});
+
+test("SIGKILL while a built index is swapped in (its first checkpoint): whole or absent", async (t) => {
+  let { group, served, client } = await embedded();
+  // The build runs on the index thread; its checkpoint (the swap on disk: files, then the
+  // name file renamed) starts once the thread hands the index back.
+  const killed = killAtUpdate(served, (l) => l.index === "vector" && l.update === "checkpoint");
+  await client.search("notes", "body", "text", { mode: "vector" });
+  const event = await killed;
+  await served.running.exited;
+  const inside = !traceLines(served).some((l) => l.id === event.id && l.phase === "end");
+  t.diagnostic(`killed at the checkpoint of ${event.records} records, inside: ${inside}`);
+  const dataDir = served.dataDir;
+  served = await serve(group, dataDir, ENV);
+  client = await served.client();
+  await settled(client, "notes");
+  await assertCorrect(client);
+  assertNoStrayFiles(dataDir);
   await served.stop();
 });

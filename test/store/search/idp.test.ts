@@ -29,7 +29,7 @@ const served = await idpStore(idp, {
   },
 });
 after(async () => {
-  search?.close();
+  await search?.close();
   await embed?.close();
 });
 

@@ -1,0 +1,221 @@
+/**
+ * A vector table: every window vector of one companion version, in one contiguous float32
+ * matrix, rows in key order, with each row's squared norm computed once. It is what exact
+ * search scans (one pass over the matrix per batch of questions, no decoding per question)
+ * and what an HNSW build reads. A table is immutable: a head that moves gets a new table
+ * from the old one and the diff (`advance`), so a build or a search holding the old table
+ * is never disturbed. Tables cross to the index thread (index-thread.ts) as a few
+ * transferable buffers (`packTable`), not as a million small objects.
+ */
+
+import { TopK, type VectorHit } from "./exact.ts";
+
+/** A table as the event loop reads it: the rows without their norms. */
+export interface RawTable {
+  /** The companion version the table holds. */
+  readonly version: number;
+  readonly dims: number;
+  /** Record keys, ascending (the store's order: UTF-16 code units). */
+  readonly keys: readonly string[];
+  /** Record i's rows are starts[i] .. starts[i + 1] − 1. */
+  readonly starts: Uint32Array;
+  readonly matrix: Float32Array;
+}
+
+/** A table as the index thread searches it. */
+export interface VectorTable extends RawTable {
+  /** Squared norm of each row, summed in the same order as `cosine` sums it. */
+  readonly norms: Float64Array;
+}
+
+/**
+ * Collects records (in key order) into a table. Buffers grow by doubling, from the rows
+ * expected (a head's record count), so a head read whole is copied into place once.
+ */
+export class TableBuilder {
+  #dims = 0;
+  readonly #keys: string[] = [];
+  #starts: Uint32Array;
+  #matrix = new Float32Array(0);
+  #rows = 0;
+  readonly #expected: number;
+
+  constructor(expectedRows = 1024) {
+    this.#expected = Math.max(1, expectedRows);
+    this.#starts = new Uint32Array(this.#expected + 1);
+  }
+
+  add(key: string, windows: readonly Float32Array[]): void {
+    if (windows.length === 0) return;
+    if (this.#dims === 0) this.#dims = windows[0]!.length;
+    const dims = this.#dims;
+    const need = (this.#rows + windows.length) * dims;
+    if (need > this.#matrix.length) {
+      const grown = new Float32Array(
+        Math.max(need, this.#matrix.length * 2, this.#expected * dims),
+      );
+      grown.set(this.#matrix.subarray(0, this.#rows * dims));
+      this.#matrix = grown;
+    }
+    if (this.#keys.length + 2 > this.#starts.length) {
+      const grown = new Uint32Array(this.#starts.length * 2);
+      grown.set(this.#starts);
+      this.#starts = grown;
+    }
+    this.#starts[this.#keys.length] = this.#rows;
+    this.#keys.push(key);
+    for (const vector of windows) this.#matrix.set(vector, this.#rows++ * dims);
+  }
+
+  /** The table; views of the builder's buffers (no copy), so add nothing after. */
+  finish(version: number): RawTable {
+    const dims = this.#dims;
+    const starts = this.#starts.subarray(0, this.#keys.length + 1);
+    starts[this.#keys.length] = this.#rows;
+    const matrix = this.#matrix.subarray(0, this.#rows * dims);
+    return { version, dims, keys: this.#keys, starts, matrix };
+  }
+}
+
+/** The table with its row norms: computed on the index thread, never on the event loop. */
+export function withNorms(table: RawTable): VectorTable {
+  const { matrix, dims } = table;
+  const rows = dims === 0 ? 0 : matrix.length / dims;
+  const norms = new Float64Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let n = 0;
+    for (let d = r * dims, end = d + dims; d < end; d++) n += matrix[d]! * matrix[d]!;
+    norms[r] = n;
+  }
+  return { ...table, norms };
+}
+
+/** A record's windows as views of the table's matrix. */
+export function windowsOf(table: RawTable, record: number): Float32Array[] {
+  const out: Float32Array[] = [];
+  for (let r = table.starts[record]!; r < table.starts[record + 1]!; r++) {
+    out.push(table.matrix.subarray(r * table.dims, (r + 1) * table.dims));
+  }
+  return out;
+}
+
+/**
+ * The table at `version`: `table` with `removed` keys gone and `set` keys (re)placed, by
+ * one merge of the two key-ordered lists.
+ */
+export function advance(
+  table: VectorTable,
+  version: number,
+  removed: ReadonlySet<string>,
+  set: ReadonlyMap<string, readonly Float32Array[]>,
+): VectorTable {
+  const builder = new TableBuilder();
+  const added = [...set.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let j = 0;
+  for (let i = 0; i < table.keys.length; i++) {
+    const key = table.keys[i]!;
+    while (j < added.length && added[j]! < key) builder.add(added[j]!, set.get(added[j++]!)!);
+    if (j < added.length && added[j] === key) {
+      builder.add(key, set.get(added[j++]!)!);
+      continue;
+    }
+    if (!removed.has(key)) builder.add(key, windowsOf(table, i));
+  }
+  while (j < added.length) builder.add(added[j]!, set.get(added[j++]!)!);
+  return withNorms(builder.finish(version));
+}
+
+/** Records [from, to) whose keys start with `prefix` (keys are sorted: one range). */
+export function prefixRange(table: VectorTable, prefix: string | undefined): [number, number] {
+  const keys = table.keys;
+  if (prefix === undefined || prefix === "") return [0, keys.length];
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < prefix) lo = mid + 1;
+    else hi = mid;
+  }
+  let end = lo;
+  while (end < keys.length && keys[end]!.startsWith(prefix)) end++;
+  return [lo, end];
+}
+
+/**
+ * Exact search of several questions in one pass over the table's rows [from, to): each row
+ * is read once for all of them. Scores are `cosine`'s to the last bit (the same sums in the
+ * same order), so answers equal the record-by-record oracle's, ties to the smaller key.
+ */
+export function exactTable(
+  table: VectorTable,
+  questions: readonly Float32Array[],
+  k: number,
+  range: readonly [number, number] = [0, table.keys.length],
+): VectorHit[][] {
+  const { dims, matrix, norms, starts, keys } = table;
+  const tops = questions.map(() => new TopK(k));
+  const qNorms = questions.map((q) => {
+    let n = 0;
+    for (let d = 0; d < q.length; d++) n += q[d]! * q[d]!;
+    return n;
+  });
+  const best = new Float64Array(questions.length);
+  const bestWindow = new Int32Array(questions.length);
+  for (let record = range[0]; record < range[1]; record++) {
+    best.fill(Number.NEGATIVE_INFINITY);
+    const first = starts[record]!;
+    for (let row = first; row < starts[record + 1]!; row++) {
+      const base = row * dims;
+      const nb = norms[row]!;
+      for (let q = 0; q < questions.length; q++) {
+        const question = questions[q]!;
+        let dot = 0;
+        for (let d = 0; d < dims; d++) dot += question[d]! * matrix[base + d]!;
+        const na = qNorms[q]!;
+        const score = na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+        if (score > best[q]!) {
+          best[q] = score;
+          bestWindow[q] = row - first;
+        }
+      }
+    }
+    if (best[0] === Number.NEGATIVE_INFINITY) continue;
+    const key = keys[record]!;
+    for (let q = 0; q < questions.length; q++) {
+      tops[q]!.offer({ key, score: best[q]!, window: bestWindow[q]! });
+    }
+  }
+  return tops.map((top) => top.hits);
+}
+
+/** A table as transferable parts: the keys as one text and their lengths. */
+export interface PackedTable {
+  readonly version: number;
+  readonly dims: number;
+  readonly keyText: string;
+  readonly keyLengths: Uint32Array;
+  readonly starts: Uint32Array;
+  readonly matrix: Float32Array;
+}
+
+export function packTable(table: RawTable): PackedTable {
+  const keyLengths = Uint32Array.from(table.keys, (k) => k.length);
+  const { version, dims, starts, matrix } = table;
+  return { version, dims, keyText: table.keys.join(""), keyLengths, starts, matrix };
+}
+
+export function unpackTable(packed: PackedTable): VectorTable {
+  const keys: string[] = [];
+  let at = 0;
+  for (const length of packed.keyLengths) {
+    keys.push(packed.keyText.slice(at, at + length));
+    at += length;
+  }
+  const { version, dims, starts, matrix } = packed;
+  return withNorms({ version, dims, keys, starts, matrix });
+}
+
+/** The buffers of a packed table, to transfer rather than copy. */
+export function transferables(packed: PackedTable): ArrayBuffer[] {
+  return [packed.keyLengths, packed.starts, packed.matrix].map((a) => a.buffer as ArrayBuffer);
+}
