@@ -6,9 +6,9 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { transaction } from "../../common/sqlite-transaction.ts";
 import { idpError } from "../errors.ts";
 import type { GrantScope, Level } from "../names.ts";
-import { transaction } from "./database.ts";
 
 export interface ClientRecord {
   readonly id: string;

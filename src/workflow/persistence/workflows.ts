@@ -21,14 +21,8 @@ export interface DefinitionRecord {
   readonly registeredBy: string;
 }
 
-export interface NewDefinition {
-  readonly namespace: string;
-  readonly name: string;
-  readonly version: string;
-  readonly canonical: string;
-  readonly registeredAt: number;
-  readonly registeredBy: string;
-}
+/** A definition to register: what its record will hold. */
+export type NewDefinition = DefinitionRecord;
 
 export interface DefinitionStore {
   /**

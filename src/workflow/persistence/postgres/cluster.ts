@@ -10,6 +10,7 @@
 
 import type { Pool } from "pg";
 import { workflowError } from "../../errors.ts";
+import { inTransaction } from "./driver.ts";
 
 /** The NOTIFY channel; the payload is the schema, so clusters sharing a database ignore each other. */
 export const CLUSTER_CHANNEL = "skein_cluster";
@@ -72,13 +73,11 @@ export class ClusterTables {
    * count is part of where every run lives.
    */
   async ensureShards(shards: number): Promise<number> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
+    const stored = await inTransaction(this.#pool, async (client) => {
       await client.query("LOCK TABLE cluster_meta IN EXCLUSIVE MODE");
       const { rows } = await client.query<{ shards: number }>("SELECT shards FROM cluster_meta");
-      const stored = rows[0]?.shards;
-      if (stored === undefined) {
+      const found = rows[0]?.shards;
+      if (found === undefined) {
         await client.query("INSERT INTO cluster_meta (shards) VALUES ($1)", [shards]);
         await client.query(
           "INSERT INTO shard_leases (shard) SELECT generate_series(0, $1::int - 1) " +
@@ -86,21 +85,16 @@ export class ClusterTables {
           [shards],
         );
       }
-      await client.query("COMMIT");
-      if (stored !== undefined && stored !== shards) {
-        throw workflowError(
-          "storage_unavailable",
-          `the cluster in schema ${this.#schema} has ${stored} shards; this node is configured ` +
-            `with cluster.shards = ${shards} (the count is fixed when the cluster is created)`,
-        );
-      }
-      return shards;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
+      return found;
+    });
+    if (stored !== undefined && stored !== shards) {
+      throw workflowError(
+        "storage_unavailable",
+        `the cluster in schema ${this.#schema} has ${stored} shards; this node is configured ` +
+          `with cluster.shards = ${shards} (the count is fixed when the cluster is created)`,
+      );
     }
+    return shards;
   }
 
   /** Registers this node (a restart under the same id gets the next incarnation). */

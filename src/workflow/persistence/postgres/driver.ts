@@ -19,19 +19,8 @@ export class PostgresDatabase implements SqlDatabase {
     this.#pool = pool;
   }
 
-  async transaction<T>(unit: () => Unit<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      const value = await drive(client, unit());
-      await client.query("COMMIT");
-      return value;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+  transaction<T>(unit: () => Unit<T>): Promise<T> {
+    return inTransaction(this.#pool, (client) => drive(client, unit()));
   }
 
   autocommit<T>(unit: () => Unit<T>): Promise<T> {
@@ -60,4 +49,26 @@ async function execute(on: Pool | PoolClient, statement: Statement): Promise<unk
   if (statement.kind === "all") return result.rows;
   if (statement.kind === "get") return result.rows[0];
   return result.rowCount ?? 0;
+}
+
+/**
+ * Runs `work` on one pooled connection inside BEGIN … COMMIT; a failure rolls back and
+ * rejects with the work's error. The connection goes back to the pool either way.
+ */
+export async function inTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const value = await work(client);
+    await client.query("COMMIT");
+    return value;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }

@@ -2,9 +2,9 @@
  * Opening the SQLite database file: exclusive locking (one node owns the file: a second
  * `skein serve` on the same data is refused at once instead of dispatching the same work
  * twice), WAL journal, `synchronous = FULL` (a commit is on disk before it returns, so an
- * acknowledged change survives a crash or power loss) and foreign keys on. `transaction`
- * runs a unit of work under `BEGIN IMMEDIATE`, taking the write lock up front so
- * read-then-write is never stale.
+ * acknowledged change survives a crash or power loss) and foreign keys on. Units of work run
+ * under `BEGIN IMMEDIATE` (src/common/sqlite-transaction.ts), taking the write lock up front
+ * so read-then-write is never stale.
  */
 
 import { mkdirSync } from "node:fs";
@@ -43,17 +43,5 @@ export function openDatabase(file: string): DatabaseSync {
       );
     }
     throw workflowError("storage_unavailable", `cannot open ${file}: ${reason}`, error);
-  }
-}
-
-export function transaction<T>(db: DatabaseSync, work: () => T): T {
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const result = work();
-    db.exec("COMMIT");
-    return result;
-  } catch (error) {
-    if (db.isTransaction) db.exec("ROLLBACK");
-    throw error;
   }
 }

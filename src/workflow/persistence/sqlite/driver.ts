@@ -8,9 +8,9 @@
  */
 
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import { transaction } from "../../../common/sqlite-transaction.ts";
 import type { SqlDatabase } from "../sql/database.ts";
 import type { Statement, Unit } from "../sql/unit.ts";
-import { transaction } from "./database.ts";
 import { SQLITE } from "./dialect.ts";
 
 export class SqliteDatabase implements SqlDatabase {
