@@ -3,7 +3,10 @@
 // it, with a scratch HOME and none of the SKEIN_* variables set. Each block moves itself to
 // a temporary directory, so nothing may land in the checkout: `git status` is compared
 // before and after. The workflow server listens on its default ports (7380, 7381), as the
-// README says; the block's own `kill` stops it.
+// README says; the block's own `kill` stops it. Those ports are the machine's, not the
+// suite's: two suites running at once (`npm test & npm test`) take turns at that block
+// through a lock file that `flock` holds for the block's life (the kernel lets go of it
+// when the holder dies, so a killed run never leaves it taken).
 
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -15,6 +18,12 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BOUND_MS = 150_000;
+/** The lock of the default ports, shared by every checkout on this machine. */
+const PORTS_LOCK = join(tmpdir(), "skein-walkthrough-ports-7380.lock");
+/** How long a block waits for another suite's block to let go of the ports. */
+const LOCK_WAIT_S = 600;
+/** Printed on stderr once the lock is held: the block's bound counts from there. */
+const HELD = "__skein_walkthrough_lock_held__";
 
 async function block(name: string): Promise<string> {
   const readme = await readFile(join(ROOT, "README.md"), "utf8");
@@ -31,14 +40,20 @@ const gitStatus = () =>
     encoding: "utf8",
   }).stdout;
 
-/** Runs the block in its own process group (killed whole if it overruns the bound). */
+/**
+ * Runs the block in its own process group (killed whole if it overruns the bound). With
+ * `lock`, it runs while holding that lock file; the bound starts once the lock is held.
+ */
 async function runBlock(
   script: string,
+  lock?: string,
 ): Promise<{ code: number | null; out: string; err: string }> {
   const home = await mkdtemp(join(tmpdir(), "skein-readme-home-"));
   const env: Record<string, string> = { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  const bash = ["bash", "-euo", "pipefail", "-c", `echo ${HELD} >&2\n${script}`];
+  const argv = lock === undefined ? bash : ["flock", "-w", String(LOCK_WAIT_S), lock, ...bash];
   try {
-    const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
+    const child = spawn(argv[0]!, argv.slice(1), {
       cwd: ROOT,
       env,
       detached: true,
@@ -46,15 +61,18 @@ async function runBlock(
     });
     let out = "";
     let err = "";
+    let timer: NodeJS.Timeout | undefined;
+    const kill = () => process.kill(-child.pid!, "SIGKILL");
     child.stdout.setEncoding("utf8").on("data", (c: string) => {
       out += c;
     });
     child.stderr.setEncoding("utf8").on("data", (c: string) => {
       err += c;
+      if (timer === undefined && err.includes(HELD)) timer = setTimeout(kill, BOUND_MS);
     });
-    const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), BOUND_MS);
     const code = await new Promise<number | null>((done) => child.once("close", done));
     clearTimeout(timer);
+    err = err.replace(`${HELD}\n`, "");
     try {
       process.kill(-child.pid!, "SIGKILL");
     } catch {
@@ -69,7 +87,7 @@ async function runBlock(
 describe("the README's walk-throughs, as written", () => {
   test("workflow server: serve, namespaces, register, a worker, a run to its end", async () => {
     const before = gitStatus();
-    const r = await runBlock(await block("workflow"));
+    const r = await runBlock(await block("workflow"), PORTS_LOCK);
     assert.equal(r.code, 0, `${r.out}\n${r.err}`);
     assert.match(r.out, /^created namespace agents$|"name":"agents","created":true/m);
     assert.match(r.out, /"status":"Completed"/);
