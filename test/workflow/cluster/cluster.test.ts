@@ -332,8 +332,10 @@ describe("cluster mode: three skein serve nodes on one PostgreSQL", { skip }, ()
     assert.equal(registered.status, 200);
     // The agent worker (and so its agent-transport connection) is at node a only.
     await cluster.agentWorker(0, model.url);
+    // The model call is slow enough for the attempt to be live while it is listed and
+    // steered through another node, even on a loaded machine; then the run completes.
     model.push(
-      { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 1500 },
+      { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 5000 },
       { content: "ok" },
     );
     const started = await call(a.url, "POST", "/workflows/start", {

@@ -49,9 +49,11 @@ describe("cluster mode: interventions on a relayed agent attempt", { skip }, () 
     assert.equal(defined.status, 200, JSON.stringify(defined.body));
     // The agent worker, and so its agent-transport connection, is at n0 only.
     await cluster.agentWorker(0, model.url, ADVERTISED);
-    // The first model call is slow, so the attempt is live while it is paused below.
+    // The first model call is held until the cancel below aborts it, so the attempt is live
+    // (and its loop not past that call) however long the listing and the pause take: a
+    // second-long call let a loaded machine finish the attempt before the pause arrived.
     model.push(
-      { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 1000 },
+      { tool_calls: [{ id: "c1", name: "echo", arguments: '{"x":1}' }], delay_ms: 120_000 },
       { content: "never asked" },
     );
     const started = await call(c.url, "POST", "/workflows/start", {
