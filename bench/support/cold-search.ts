@@ -96,6 +96,10 @@ export async function coldSearch(root: string, records: number, seconds: number)
   const before = done.filter((d) => tookOver === undefined || d.at < tookOver).map((d) => d.ms);
   const after = done.filter((d) => tookOver !== undefined && d.at >= tookOver).map((d) => d.ms);
   const all = done.map((d) => d.ms);
+  const p50 = (samples: number[]) =>
+    samples.length === 0 ? "none" : Number(percentile(samples, 50).toFixed(1));
+  const p99 = (samples: number[]) =>
+    samples.length === 0 ? "none" : Number(percentile(samples, 99).toFixed(1));
   const rate = (n: number, ms: number) => (ms <= 0 ? "none" : Math.round(n / (ms / 1000)));
   const loadMs = Math.min(performance.now() - t0, seconds * 1000);
   return {
@@ -105,10 +109,10 @@ export async function coldSearch(root: string, records: number, seconds: number)
     qps_each_second: perSecond.join(" "),
     qps_before_index: rate(before.length, tookOver ?? loadMs),
     qps_after_index: tookOver === undefined ? "none" : rate(after.length, loadMs - tookOver),
-    p50_ms: percentile(all, 50),
-    p99_ms: percentile(all, 99),
-    exact_p50_ms: before.length === 0 ? "none" : percentile(before, 50),
-    index_p50_ms: after.length === 0 ? "none" : percentile(after, 50),
-    index_p99_ms: after.length === 0 ? "none" : percentile(after, 99),
+    p50_ms: p50(all),
+    p99_ms: p99(all),
+    exact_p50_ms: p50(before),
+    index_p50_ms: p50(after),
+    index_p99_ms: p99(after),
   };
 }
