@@ -3,7 +3,9 @@
  * with the model in SKEIN_BENCH_MODEL_DIR when set, which must hold a manifest.json).
  *
  * - texts/s through the document worker at batch sizes 1, 8 and 32 (short texts);
- * - the walk's throughput, records embedded and committed per second, on 100,000 records;
+ * - the walk's throughput, records embedded and committed per second, on 100,000 records,
+ *   beside the same texts embedded in this process by the worker's own code (onnxruntime
+ *   with no pipe, pages or commits) in the same run: the walk's share of the model's speed;
  * - a question's latency (p50/p99) while a walk runs, with the question worker on and off,
  *   beside the same questions with no walk.
  *
@@ -20,9 +22,13 @@ import type { EmbedSettings } from "../src/store/config/types.ts";
 import { manifestIdentity, readManifest } from "../src/store/embed/manifest.ts";
 import { EmbedService } from "../src/store/embed/service.ts";
 import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
-import { createStore, ENGINE_DEFAULTS, openStore, type Store } from "../src/store/engine/index.ts";
+import { embedTexts, loadModel } from "../src/store/embed/worker-main.ts";
+import { startMessage } from "../src/store/embed/worker-process.ts";
+import type { Store } from "../src/store/engine/index.ts";
 import { writeTestModel } from "../test/store/embed/test-model.ts";
 import { type BenchCase, type Figures, knob, percentile, runBench } from "./harness.ts";
+import { benchEmbedSettings } from "./support/embed-settings.ts";
+import { filledStore } from "./support/filled-store.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/store/embed", "bin/skein-embed-worker"];
@@ -46,29 +52,7 @@ const text = (i: number) =>
   Array.from({ length: 12 }, (_, j) => WORDS[(i * 31 + j * 7) % WORDS.length]).join(" ");
 
 function settings(dir: string, identity: string, questionWorker: boolean): EmbedSettings {
-  return {
-    embed_worker: WORKER,
-    embed_model_dir: dir,
-    embed_model_sha256: identity,
-    embed_memory_bytes: 4n << 30n,
-    embed_threads: 1n,
-    embed_batch_items: 32n,
-    embed_input_bytes: 8192n,
-    embed_tokens: 128n,
-    embed_frame_bytes: 16 << 20,
-    embed_ready_ms: 120_000n,
-    embed_call_ms: 120_000n,
-    embed_waiting: 64n,
-    embed_request_items: 1024n,
-    embed_page_records: 1024,
-    embed_writer_wait_ms: 10_000n,
-    embed_windows: false,
-    embed_max_windows: null,
-    embed_window_overlap_tokens: null,
-    embed_restart_ms: 1000n,
-    embed_restart_most_ms: 300_000n,
-    embed_question_worker: questionWorker,
-  };
+  return benchEmbedSettings(WORKER, dir, identity, { embed_question_worker: questionWorker });
 }
 
 async function started(s: EmbedSettings): Promise<EmbedService> {
@@ -97,24 +81,8 @@ function rateCase(label: string, s: EmbedSettings, batch: number): BenchCase {
   };
 }
 
-async function freshStore(name: string, records: number): Promise<Store> {
-  const dir = join(root, name);
-  await createStore(dir, { shards: 4, cacheBytesTotal: 64 << 20, executorThreads: 1 });
-  const store = openStore({
-    dataDir: dir,
-    branchCacheBytesPerShard: 16 << 20,
-    maxPage: 1024,
-    ...ENGINE_DEFAULTS,
-  });
-  store.createCollection("notes");
-  for (let at = 0; at < records; at += 1000) {
-    const page = Array.from({ length: Math.min(1000, records - at) }, (_, i) => ({
-      key: `k${String(at + i).padStart(6, "0")}`,
-      value: { text: text(at + i), n: at + i },
-    }));
-    store.put({ collection: "notes", branch: "main" }, page);
-  }
-  return store;
+function freshStore(name: string, records: number): Promise<Store> {
+  return filledStore(join(root, name), records, (i) => ({ text: text(i), n: i }), 64 << 20);
 }
 
 async function walkUntilDone(store: Store, service: EmbedService): Promise<number> {
@@ -127,18 +95,41 @@ async function walkUntilDone(store: Store, service: EmbedService): Promise<numbe
   return (performance.now() - start) / 1000;
 }
 
+/**
+ * The worker's own tokenising, graph run and pooling (worker-main's code) in this process,
+ * in batches of embed_batch_items over the walk's texts: what the walk would reach if the
+ * pipe, the pages and the commits cost nothing.
+ */
+async function referenceTextsPerS(s: EmbedSettings, records: number): Promise<number> {
+  const model = await loadModel(s.embed_model_dir, startMessage(s));
+  const batch = Number(s.embed_batch_items);
+  const start = performance.now();
+  for (let at = 0; at < records; at += batch) {
+    const texts = Array.from({ length: Math.min(batch, records - at) }, (_, i) => text(at + i));
+    await embedTexts(model, "document", texts);
+  }
+  const seconds = (performance.now() - start) / 1000;
+  await model.session.release();
+  return Math.round(records / seconds);
+}
+
+/** The walk beside the in-process reference on the same texts, in the same run. */
 function walkCase(label: string, s: EmbedSettings): BenchCase {
   return {
-    name: `${label}: walk of ${WALK_RECORDS} records`,
+    name: `${label}: walk of ${WALK_RECORDS} records against in-process onnxruntime`,
     async run() {
+      const reference = await referenceTextsPerS(s, WALK_RECORDS);
       const store = await freshStore(`walk-${label}`, WALK_RECORDS);
       const service = await started({ ...s, embed_question_worker: false });
       const seconds = await walkUntilDone(store, service);
       await service.close();
       await store.close();
+      const walk = WALK_RECORDS / seconds;
       return {
-        records_per_s: Math.round(WALK_RECORDS / seconds),
+        records_per_s: Math.round(walk),
         seconds: Number(seconds.toFixed(1)),
+        reference_texts_per_s: reference,
+        walk_to_reference: Number((walk / reference).toFixed(2)),
       };
     },
   };
@@ -197,7 +188,7 @@ const cases: BenchCase[] = [];
 for (const { label, settings: s } of models) {
   for (const batch of [1, 8, 32]) cases.push(rateCase(label, s, batch));
 }
-cases.push(walkCase("generated", models[0]!.settings));
+for (const { label, settings: s } of models) cases.push(walkCase(label, s));
 cases.push(latencyCase("generated", models[0]!.settings, true));
 cases.push(latencyCase("generated", models[0]!.settings, false));
 await runBench("embed", { measures: MEASURES }, cases);

@@ -42,7 +42,7 @@ class StartFailure extends Error {
   }
 }
 
-interface Model {
+export interface Model {
   readonly manifest: Manifest;
   readonly tokenizer: Tokenizer;
   readonly session: ort.InferenceSession;
@@ -101,7 +101,8 @@ async function startModel(
   }
 }
 
-async function loadModel(dir: string, limits: StartMessage): Promise<Model> {
+/** Loads and checks a model; exported for `bench:embed`'s in-process reference. */
+export async function loadModel(dir: string, limits: StartMessage): Promise<Model> {
   let manifest: Manifest;
   try {
     manifest = await readManifest(dir);
@@ -243,7 +244,8 @@ async function embedBatch(
   }
 }
 
-async function embedTexts(
+/** One batch's answer items; the bench's in-process reference runs it without the pipe. */
+export async function embedTexts(
   model: Model,
   kind: "document" | "question",
   texts: readonly string[],

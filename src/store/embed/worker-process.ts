@@ -24,6 +24,7 @@ import {
   EMBED_PROTOCOL,
   largestRequestBytes,
   START_FAILURE_CODES,
+  type StartMessage,
   type VectorsItem,
   type WorkerInput,
   type WorkerOutput,
@@ -135,7 +136,8 @@ export class EmbedWorkerProcess {
   }
 }
 
-function startMessage(settings: EmbedSettings): WorkerInput {
+/** The start message for `settings` (also the bench's in-process reference's limits). */
+export function startMessage(settings: EmbedSettings): StartMessage {
   const windows = settings.embed_windows
     ? {
         max: Number(settings.embed_max_windows),

@@ -50,12 +50,15 @@ export class IndexThread {
       const waiter = this.#waiters.get(answer.id);
       if (waiter === undefined) return;
       this.#waiters.delete(answer.id);
+      if (this.#waiters.size === 0) thread.unref();
       if (answer.ok) waiter.resolve(answer.value);
       else waiter.reject(storeError("internal_error", `search index: ${answer.message}`));
     });
     thread.on("error", (error) => this.#lost(thread, error.message));
     thread.on("exit", () => this.#lost(thread, "the search index thread exited"));
-    // The thread never keeps the store's process alive on its own.
+    // An idle thread never keeps the store's process alive; one with a call waiting does
+    // (#call), or a caller awaiting it (a checkpoint at close, after the socket and every
+    // timer are gone) would see the process end under it, its promise never settled.
     thread.unref();
     return thread;
   }
@@ -73,6 +76,7 @@ export class IndexThread {
     if (this.#closed) return Promise.reject(storeError("internal_error", "the store is closing"));
     const id = this.#next++;
     return new Promise((resolve, reject) => {
+      if (this.#waiters.size === 0) this.#thread.ref();
       this.#waiters.set(id, { resolve, reject });
       this.#thread.postMessage({ ...body, id }, transfer);
     });

@@ -1,0 +1,102 @@
+/**
+ * Questions that arrive together are embedded together (#35 item 3): while the question
+ * worker embeds one batch, the questions of concurrent `search.text` calls wait in one
+ * queue (search/questions.ts) and go to the worker as one request when it is free. The
+ * worker here (gated-worker.ts, a real process) holds the first question's batch until the
+ * test releases it; 16 more searches from 4 connections then meet it busy. With
+ * `embed_waiting` 15, exactly one of them is refused `embed_busy`, which shows the other 15
+ * are waiting; once released, the worker sees one request of those 15 texts.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { serve, tempRoot, until } from "./fixture.ts";
+
+const WAITING = 15;
+const IDENTITY = "d".repeat(64);
+
+async function gatedWorker(): Promise<{ worker: string; dir: string }> {
+  const dir = await tempRoot();
+  const worker = join(dir, "gated-worker");
+  const script = fileURLToPath(new URL("./gated-worker.ts", import.meta.url));
+  await writeFile(worker, `#!/bin/sh\nexec "$SKEIN_EMBED_NODE" "${script}" "${IDENTITY}"\n`);
+  await chmod(worker, 0o755);
+  return { worker, dir };
+}
+
+function requests(dir: string, kind: string): number[] {
+  let text = "";
+  try {
+    text = readFileSync(join(dir, "requests.jsonl"), "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { kind: string; texts: number })
+    .filter((r) => r.kind === kind)
+    .map((r) => r.texts);
+}
+
+test("questions arriving while the worker is busy go to it as one request", {
+  timeout: 300_000,
+}, async () => {
+  const { worker, dir } = await gatedWorker();
+  const served = await serve({
+    embed_worker: worker,
+    embed_model_dir: dir,
+    embed_model_sha256: IDENTITY,
+    embed_memory_bytes: 2 ** 30,
+    embed_threads: 1,
+    embed_batch_items: 32,
+    embed_input_bytes: 4096,
+    embed_tokens: 128,
+    embed_frame_bytes: 1 << 20,
+    embed_ready_ms: 120_000,
+    embed_call_ms: 120_000,
+    embed_request_items: 64,
+    embed_waiting: WAITING,
+    embed_page_records: 16,
+  });
+  try {
+    const client = await served.client();
+    await client.call("collections.create", { collection: "notes" });
+    await client.put(
+      "notes",
+      ["alpha", "beta", "gamma"].map((body, i) => ({ key: `k${i}`, value: { body } })),
+    );
+    await client.embedEnable("notes", "body");
+    await until(async () => (await client.embedStatus("notes")).pending === 0, "the walk");
+    const ask = (c: typeof client, i: number) =>
+      c.search("notes", "body", `question ${i}`, { mode: "vector", k: 3, values: false });
+
+    const first = ask(client, 0);
+    await until(() => requests(dir, "question").length === 1, "the first question's request");
+    const clients = await Promise.all(Array.from({ length: 4 }, () => served.client()));
+    const outcomes = Array.from({ length: WAITING + 1 }, (_, i) =>
+      ask(clients[i % 4]!, i + 1).then(
+        (answer) => ({ answer }),
+        (error: { code: string }) => ({ refused: error.code }),
+      ),
+    );
+    // One search meets WAITING questions already waiting: all the others are queued.
+    const refused = await Promise.race(
+      outcomes.map((o) => o.then((r) => ("refused" in r ? r : new Promise<never>(() => {})))),
+    );
+    assert.equal(refused.refused, "embed_busy");
+    await writeFile(join(dir, "release"), "");
+
+    assert.equal((await first).rows.length, 3);
+    const settled = await Promise.all(outcomes);
+    const answered = settled.filter((r) => "answer" in r);
+    assert.equal(answered.length, WAITING);
+    assert.deepEqual(requests(dir, "question"), [1, WAITING]);
+  } finally {
+    await served.stop();
+  }
+});
