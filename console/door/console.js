@@ -1,43 +1,46 @@
 /**
  * The door's browser console: Preact + htm as plain ES modules (no build step). Every view
  * has its own path, so any view can be shared as a URL. All store calls go through
- * POST /api/call with the session's CSRF token; the door adds the user's pass.
+ * POST /api/call with the session's CSRF token; the door adds the user's pass. This module
+ * routes and holds the browsing views; shared pieces are in kit.js, the review (compare,
+ * merge, revert, tags) in compare.js, merge.js and versions.js.
  */
 
-import { useEffect, useState } from "/vendor/hooks.mjs";
-import htm from "/vendor/htm.mjs";
-import { h, render } from "/vendor/preact.mjs";
+import { Change } from "/changes.js";
+import { Compare, comparePath, compareRoute } from "/compare.js";
+import {
+  ApiError,
+  auth,
+  branchPath,
+  call,
+  collPath,
+  ErrorBox,
+  enc,
+  failure,
+  go,
+  html,
+  Loaded,
+  link,
+  refOf,
+  SignIn,
+  segment,
+  short,
+  storePath,
+  useActs,
+  useLoad,
+} from "/kit.js";
+import { useState } from "/vendor/hooks.mjs";
+import { render } from "/vendor/preact.mjs";
+import { RevertPanel, Tags } from "/versions.js";
 
-const html = htm.bind(h);
-
-/**
- * @typedef {{ subject: string, csrf: string, stores: string[] }} Session
- * @typedef {{ code: string, message: string }} Failure  What an error box shows.
- */
-/**
- * @template T
- * @typedef {{ loading?: boolean, data?: T, error?: Failure }} Load  A value being loaded.
- */
-
-/** @type {Session | null} */
-let session = null;
+/** @typedef {import("/kit.js").Failure} Failure */
 
 // ---------- routing ----------
 
-const enc = encodeURIComponent;
-
-/** A path segment as text; one that is not valid percent-encoding is taken as written. */
-function segment(text) {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
 function parseRoute() {
   // Empty segments are kept: a key may hold "//" or end with "/" (see docPath).
-  const parts = location.pathname.split("/").slice(1).map(segment);
+  const raw = location.pathname.split("/").slice(1);
+  const parts = raw.map(segment);
   const query = new URLSearchParams(location.search);
   const route = { query };
   if (parts[0] !== "s" || !parts[1]) return { ...route, view: "stores" };
@@ -45,6 +48,9 @@ function parseRoute() {
   if (parts[2] !== "c" || !parts[3]) return { ...route, view: "collections" };
   route.collection = parts[3];
   if (parts[4] === "diff") return { ...route, view: "diff" };
+  if (parts[4] === "tags") return { ...route, view: "tags" };
+  // The compare segment is split before decoding: its names' own dots are written %2E.
+  if (parts[4] === "compare") return { ...route, view: "compare", ...compareRoute(raw[5]) };
   if (parts[4] !== "b" || !parts[5]) return { ...route, view: "branches" };
   route.branch = parts[5];
   if (parts[6] === "docs") return { ...route, view: "docs" };
@@ -56,23 +62,6 @@ function parseRoute() {
   return { ...route, view: "history" };
 }
 
-function go(path) {
-  history.pushState(null, "", path);
-  refresh();
-}
-
-function link(path, text, attrs = {}) {
-  const click = (event) => {
-    if (event.button !== 0 || event.metaKey || event.ctrlKey) return;
-    event.preventDefault();
-    go(path);
-  };
-  return html`<a href=${path} onClick=${click} ...${attrs}>${text}</a>`;
-}
-
-const storePath = (r) => `/s/${enc(r.store)}`;
-const collPath = (r) => `${storePath(r)}/c/${enc(r.collection)}`;
-const branchPath = (r, branch = r.branch) => `${collPath(r)}/b/${enc(branch)}`;
 /**
  * A document's URL. Any key of 1 to 1024 bytes is legal, so its "/"-separated parts become
  * path segments, each percent-encoded (dots, %, spaces, unicode, ? and # included) and empty
@@ -91,92 +80,7 @@ function docPath(r, key, params = {}) {
 
 // ---------- the API ----------
 
-class ApiError extends Error {
-  /**
-   * @param {number} status
-   * @param {string} code
-   * @param {string} message
-   */
-  constructor(status, code, message) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-async function call(store, verb, args = {}) {
-  const response = await fetch("/api/call", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-csrf-token": session?.csrf ?? "" },
-    body: JSON.stringify({ store, verb, args }),
-  });
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const error = body.error ?? { code: `http_${response.status}`, message: response.statusText };
-    if (error.code === "signed_out") session = null;
-    throw new ApiError(response.status, error.code, error.message);
-  }
-  return body.result;
-}
-
-/** A thrown value as an error box shows it (a store refusal keeps its code). */
-function failure(/** @type {unknown} */ error) {
-  if (error instanceof ApiError) return error;
-  return { code: "console_error", message: error instanceof Error ? error.message : String(error) };
-}
-
-/**
- * @template T
- * @param {() => Promise<T>} load
- * @param {unknown[]} deps
- * @returns {Load<T>}
- */
-function useLoad(load, deps) {
-  const [state, setState] = useState(/** @type {Load<T>} */ ({ loading: true }));
-  useEffect(() => {
-    let live = true;
-    setState({ loading: true });
-    load().then(
-      (data) => live && setState({ data }),
-      (error) => live && setState({ error: failure(error) }),
-    );
-    return () => {
-      live = false;
-    };
-  }, deps);
-  return state;
-}
-
 // ---------- shared pieces ----------
-
-function ErrorBox({ error }) {
-  if (!error) return null;
-  if (error.code === "signed_out") return html`<${SignIn} expired=${true} />`;
-  if (error.code === "query_disabled") {
-    return html`<div class="notice" data-code="query_disabled">This store runs no query worker.</div>`;
-  }
-  const denied = error.code === "permission_denied";
-  const title = denied ? "Denied" : "Error";
-  return html`<div class=${denied ? "error denied" : "error"} role="alert" data-code=${error.code}>
-    <strong>${title}</strong>${error.message}
-    <span class="muted mono"> (${error.code})</span>
-  </div>`;
-}
-
-function Loaded({ state, children }) {
-  if (state.loading) return html`<p class="loading">Loading…</p>`;
-  if (state.error) return html`<${ErrorBox} error=${state.error} />`;
-  return children(state.data);
-}
-
-function SignIn({ expired }) {
-  const back = location.pathname + location.search;
-  return html`<div class="panel">
-    <h1>${expired ? "Your session has ended" : "Skein console"}</h1>
-    <p>${expired ? "Sign in again to go on." : "Sign in to review the stores."}</p>
-    <a class="button primary" href=${`/signin?return=${enc(back)}`}>Sign in</a>
-  </div>`;
-}
 
 function Crumbs({ r }) {
   const items = [link("/", "stores")];
@@ -189,8 +93,11 @@ function Crumbs({ r }) {
 }
 
 async function signOut() {
-  await fetch("/signout", { method: "POST", headers: { "x-csrf-token": session?.csrf ?? "" } });
-  session = null;
+  await fetch("/signout", {
+    method: "POST",
+    headers: { "x-csrf-token": auth.session?.csrf ?? "" },
+  });
+  auth.session = null;
   go("/signed-out");
 }
 
@@ -198,12 +105,10 @@ function Top({ r }) {
   return html`<header class="top">
     <span class="brand">Skein</span>
     <${Crumbs} r=${r} />
-    <span class="who">${session ? session.subject : ""}</span>
-    ${session ? html`<button onClick=${signOut}>Sign out</button>` : ""}
+    <span class="who">${auth.session ? auth.session.subject : ""}</span>
+    ${auth.session ? html`<button onClick=${signOut}>Sign out</button>` : ""}
   </header>`;
 }
-
-const short = (time) => time.replace("T", " ").replace(/\.\d+Z$/, "Z");
 
 // ---------- views ----------
 
@@ -212,7 +117,7 @@ function Stores() {
     <div class="panel">
       <table>
         <tr><th>Store</th></tr>
-        ${(session?.stores ?? []).map((name) => html`<tr><td>${link(`/s/${enc(name)}`, name)}</td></tr>`)}
+        ${(auth.session?.stores ?? []).map((name) => html`<tr><td>${link(`/s/${enc(name)}`, name)}</td></tr>`)}
       </table>
     </div>`;
 }
@@ -237,30 +142,23 @@ function Collections({ r }) {
 }
 
 function Branches({ r }) {
-  const [tick, setTick] = useState(0);
-  const [error, setError] = useState(/** @type {Failure | null} */ (null));
+  const { tick, error, act } = useActs(r);
   const [name, setName] = useState("");
   const [from, setFrom] = useState("main");
   const state = useLoad(
     () => call(r.store, "branches.list", { collection: r.collection, limit: 100 }),
     [r.store, r.collection, tick],
   );
-  const act = (verb, args) =>
-    call(r.store, verb, { collection: r.collection, ...args }).then(
-      () => {
-        setError(null);
-        setTick(tick + 1);
-      },
-      (e) => setError(failure(e)),
-    );
   const create = (event) => {
     event.preventDefault();
-    act("branches.create", { branch: name, from_branch: from }).then(() => setName(""));
+    if (!confirm(`Create branch ${name} from ${from}?`)) return;
+    act("branches.create", { branch: name, from_branch: from }).then((ok) => ok && setName(""));
   };
   const remove = (branch) => {
     if (confirm(`Delete branch ${branch}?`)) act("branches.delete", { branch });
   };
   return html`<h1>Branches of ${r.collection}</h1>
+    <p class="row">${link(`${collPath(r)}/tags`, "Tags")}</p>
     <${ErrorBox} error=${error} />
     <${Loaded} state=${state}>
       ${(page) => html`<div class="panel"><table>
@@ -275,7 +173,8 @@ function Branches({ r }) {
                 ${
                   b.name === "main"
                     ? ""
-                    : html`${link(`${collPath(r)}/diff?from=main&to=${enc(b.name)}`, "diff with main")}
+                    : html`${link(comparePath(r, "main", b.name), "compare with main")}
+                      ${link(`${collPath(r)}/diff?from=main&to=${enc(b.name)}`, "diff with main")}
                       <button class="danger" onClick=${() => remove(b.name)}>Delete</button>`
                 }
               </td>
@@ -301,11 +200,20 @@ function Tabs({ r, on }) {
     ${tab(`${branchPath(r)}/docs`, "docs", "Documents")}
     ${tab(`${branchPath(r)}/query`, "query", "Query")}
     ${tab(`${collPath(r)}/diff?from=main&to=${enc(r.branch)}`, "diff", "Diff with main")}
+    ${r.branch === "main" ? "" : tab(comparePath(r, "main", r.branch), "compare", "Compare with main")}
   </div>`;
 }
 
 function History({ r }) {
   const before = r.query.get("before");
+  const [tick, setTick] = useState(0);
+  const [reverting, setReverting] = useState(/** @type {number | null} */ (null));
+  const [notice, setNotice] = useState(/** @type {string | null} */ (null));
+  const reverted = (/** @type {string | null} */ text) => {
+    setReverting(null);
+    setNotice(text);
+    if (text !== null) setTick(tick + 1);
+  };
   const state = useLoad(
     () =>
       call(r.store, "history.list", {
@@ -314,19 +222,22 @@ function History({ r }) {
         limit: 50,
         ...(before ? { before: Number(before) } : {}),
       }),
-    [r.store, r.collection, r.branch, before],
+    [r.store, r.collection, r.branch, before, tick],
   );
   const at = (v) => `${enc(r.branch)}@${v}`;
   return html`<h1>History of ${r.collection} / ${r.branch}</h1>
     <${Tabs} r=${r} on="history" />
+    ${notice ? html`<div class="notice" role="status">${notice}</div>` : ""}
+    ${reverting === null ? "" : html`<${RevertPanel} r=${r} version=${reverting} done=${reverted} key=${reverting} />`}
     <${Loaded} state=${state}>
       ${(page) => html`<div class="panel"><table class="history">
-          <tr><th>Version</th><th>Time</th><th>Author</th><th></th></tr>
+          <tr><th>Version</th><th>Time</th><th>Author</th><th>Message</th><th></th></tr>
           ${page.rows.map(
             (row, i) => html`<tr data-version=${row.version}>
               <td class="mono">v${row.version}</td>
               <td class="muted">${short(row.time)}</td>
               <td>${row.author}</td>
+              <td class="muted">${row.message ?? ""}</td>
               <td class="row">
                 ${
                   page.rows[i + 1]
@@ -337,6 +248,7 @@ function History({ r }) {
                     : ""
                 }
                 ${link(`${branchPath(r)}/docs?version=${row.version}`, "browse")}
+                <button onClick=${() => setReverting(row.version)}>Revert</button>
               </td>
             </tr>`,
           )}
@@ -357,7 +269,7 @@ function Docs({ r }) {
         branch: r.branch,
         limit: 100,
         ...(prefix ? { prefix } : {}),
-        ...(version ? { version: Number(version) } : {}),
+        ...(version ? { version: refOf(version) } : {}),
       }),
     [r.store, r.collection, r.branch, prefix, version],
   );
@@ -413,7 +325,7 @@ function Doc({ r }) {
             collection: r.collection,
             branch: r.branch,
             key: r.key,
-            ...(version ? { version: Number(version) } : {}),
+            ...(version ? { version: refOf(version) } : {}),
           }),
     [r.store, r.collection, r.branch, r.key, version],
   );
@@ -589,50 +501,6 @@ async function loadDiff(r, from, to) {
   return { rows, from: fromVersion, more: cursor !== null && cursor !== undefined };
 }
 
-/** The leaf paths where two JSON values differ: added, removed and modified. */
-function valueDiff(a, b, path = "", out = []) {
-  const isObj = (v) => v !== null && typeof v === "object";
-  if (isObj(a) && isObj(b) && Array.isArray(a) === Array.isArray(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) {
-      const p = Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`;
-      if (!(k in a)) out.push({ type: "added", path: p, to: b[k] });
-      else if (!(k in b)) out.push({ type: "removed", path: p, from: a[k] });
-      else valueDiff(a[k], b[k], p, out);
-    }
-  } else if (JSON.stringify(a) !== JSON.stringify(b)) {
-    out.push({ type: "modified", path: path || "(value)", from: a, to: b });
-  }
-  return out;
-}
-
-const show = (v) => JSON.stringify(v);
-
-function Change({ change }) {
-  const paths = change.type === "modified" ? valueDiff(change.from, change.to) : [];
-  return html`<div class="change panel" data-key=${change.key} data-type=${change.type}>
-    <h3><span class=${`badge ${change.type}`}>${change.type}</span><span class="mono">${change.key}</span></h3>
-    <div class="side">
-      <div class="left"><div class="head">before</div>
-        <pre>${change.type === "added" ? "—" : JSON.stringify(change.from, null, 2)}</pre></div>
-      <div><div class="head">after</div>
-        <pre>${change.type === "removed" ? "—" : JSON.stringify(change.to, null, 2)}</pre></div>
-    </div>
-    ${
-      paths.length > 0
-        ? html`<ul class="paths mono">
-            ${paths.map(
-              (p) => html`<li class=${p.type}>
-                ${p.type === "added" ? "+" : p.type === "removed" ? "−" : "~"} ${p.path}:
-                ${p.type === "added" ? show(p.to) : p.type === "removed" ? show(p.from) : `${show(p.from)} → ${show(p.to)}`}
-              </li>`,
-            )}
-          </ul>`
-        : ""
-    }
-  </div>`;
-}
-
 function Diff({ r }) {
   const fromText = r.query.get("from") ?? "main";
   const toText = r.query.get("to") ?? "main";
@@ -681,6 +549,8 @@ const VIEWS = {
   doc: Doc,
   query: Query,
   diff: Diff,
+  compare: Compare,
+  tags: Tags,
 };
 
 function App() {
@@ -689,7 +559,7 @@ function App() {
     return html`<${Top} r=${{}} /><main><div class="panel"><h1>Signed out</h1>
       <a class="button primary" href="/signin">Sign in</a></div></main>`;
   }
-  if (session === null) return html`<${Top} r=${{}} /><main><${SignIn} /></main>`;
+  if (auth.session === null) return html`<${Top} r=${{}} /><main><${SignIn} /></main>`;
   const View = VIEWS[r.view];
   return html`<${Top} r=${r} /><main><${View} r=${r} key=${location.href} /></main>`;
 }
@@ -707,7 +577,7 @@ function refresh() {
 
 async function start() {
   const response = await fetch("/api/session");
-  session = response.ok ? await response.json() : null;
+  auth.session = response.ok ? await response.json() : null;
   refresh();
 }
 

@@ -70,6 +70,7 @@ export const STORE_REFUSALS = {
   version_not_found: "the version is not retained on that branch",
   ref_not_found: "the ref names no branch, tag or retained version of the collection",
   tag_exists: "a tag by that name already exists in the collection",
+  head_moved: "the branch head is not the version the request expected (expect_head, expect_from)",
   merge_conflict:
     "both sides changed keys differently and the strategy is fail; nothing was committed",
   merge_ancestor_budget:

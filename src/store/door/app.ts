@@ -38,6 +38,11 @@ const CONSOLE_VERBS = new Set([
   "branches.list",
   "branches.create",
   "branches.delete",
+  "branches.merge",
+  "branches.revert",
+  "tags.create",
+  "tags.list",
+  "tags.delete",
   "history.list",
   "changes.list",
   "document.get",
@@ -49,7 +54,14 @@ const CONSOLE_VERBS = new Set([
 ]);
 
 /** Verbs whose commits the door signs with the user's name: the history shows who did it. */
-const AUTHORED = new Set(["document.put", "document.delete", "collections.create"]);
+const AUTHORED = new Set([
+  "document.put",
+  "document.delete",
+  "collections.create",
+  "branches.merge",
+  "branches.revert",
+  "tags.create",
+]);
 
 /** A pass this close to its expiry is renewed (or refused) rather than sent to die mid-call. */
 const PASS_MARGIN_MS = 30_000;
@@ -314,7 +326,9 @@ function statusOf(code: string): number {
   if (code === "permission_denied") return 403;
   if (code === "pass_unavailable" || code.startsWith("pass_")) return 401;
   if (code.endsWith("_not_found") || code === "unknown_store") return 404;
+  // A stale preview or write (head_moved) and unresolved conflicts are conflicts with the state.
   if (code.endsWith("_exists") || code === "branch_protected") return 409;
+  if (code === "head_moved" || code === "merge_conflict") return 409;
   if (code === "timeout" || code === "idp_unavailable") return 504;
   if (code === "internal_error" || code === "connection_closed") return 502;
   return 400;

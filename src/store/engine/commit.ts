@@ -13,6 +13,7 @@
  */
 
 import type { BranchRecord, VersionRecord } from "../codec/records.ts";
+import { storeError } from "../errors.ts";
 import type { BranchKey, CommitWrites } from "../lmdb/database.ts";
 import { type Edit, TreeEditor } from "../tree/chunker.ts";
 import type { TreeNode } from "../tree/node.ts";
@@ -48,6 +49,11 @@ export interface CommitExtra {
   readonly merged?: number;
   /** Other branch records written in the same transaction (a merged branch's fork point). */
   readonly also?: readonly (readonly [BranchKey, BranchRecord])[];
+  /**
+   * The head the caller last saw: a commit onto any other head is refused `head_moved`, so
+   * a reviewer's edit never lands on changes they have not seen (optimistic concurrency).
+   */
+  readonly expectHead?: number | undefined;
 }
 
 /** A committed value, and when it is durable (already, for `now`). */
@@ -57,6 +63,15 @@ export interface Committed<T> {
 }
 
 const DURABLE = Promise.resolve();
+
+/** Refuses `head_moved` when a branch's head is not the version the caller expects. */
+export function expectHead(branch: string, head: number, expected: number | undefined): void {
+  if (expected === undefined || head === expected) return;
+  throw storeError(
+    "head_moved",
+    `${branch} is at version ${head}, not the expected ${expected}; nothing was changed`,
+  );
+}
 
 export function receiptOf(version: VersionRecord): Receipt {
   return {
@@ -105,6 +120,7 @@ export function commit(
   if (durability === "now") ctx.pipeline.assertIdle();
   const { author, message } = signed(by);
   const record = loadBranch(ctx, collection, branch);
+  expectHead(branch, record.head.version, extra.expectHead);
   const editors: TreeEditor[] = [];
   const roots = record.head.roots.map((root, shard) => {
     const group = edits.get(shard);

@@ -9,6 +9,7 @@ import type { Edit } from "../tree/chunker.ts";
 import { getItem, scan } from "../tree/cursor.ts";
 import {
   byShard,
+  type CommitExtra,
   type Committed,
   commit,
   type Durability,
@@ -49,9 +50,9 @@ export function putDocuments(
   records: readonly DocumentRecord[],
   author: string | Signed,
   durability: Durability,
+  extra: CommitExtra = {},
 ): Committed<Receipt> {
-  const edits: Edit[] = records.map((r) => [r.key, encodeValue(r.value)]);
-  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
+  return editDocuments(ctx, where, { puts: records, deletes: [] }, author, durability, extra);
 }
 
 export function deleteDocuments(
@@ -60,9 +61,9 @@ export function deleteDocuments(
   keys: readonly string[],
   author: string | Signed,
   durability: Durability,
+  extra: CommitExtra = {},
 ): Committed<Receipt> {
-  const edits: Edit[] = keys.map((key) => [key, undefined]);
-  return commit(ctx, where.collection, where.branch, byShard(ctx, edits), author, durability);
+  return editDocuments(ctx, where, { puts: [], deletes: keys }, author, durability, extra);
 }
 
 /** Puts and deletes as one commit: one version, so no reader or crash sees half of it. */
@@ -72,10 +73,11 @@ export function editDocuments(
   edits: { readonly puts: readonly DocumentRecord[]; readonly deletes: readonly string[] },
   author: string | Signed,
   durability: Durability,
+  extra: CommitExtra = {},
 ): Committed<Receipt> {
   const all: Edit[] = edits.deletes.map((key) => [key, undefined]);
   for (const r of edits.puts) all.push([r.key, encodeValue(r.value)]);
-  return commit(ctx, where.collection, where.branch, byShard(ctx, all), author, durability);
+  return commit(ctx, where.collection, where.branch, byShard(ctx, all), author, durability, extra);
 }
 
 /** Records with keys after `after` and starting with `prefix`, in key order. */

@@ -21,7 +21,7 @@ import type { BranchRecord, VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import type { BranchKey } from "../lmdb/database.ts";
 import { ancestorRecord, commonAncestor, parentsOf } from "./ancestor.ts";
-import { commit, type Receipt, receiptOf, type Signed, signed } from "./commit.ts";
+import { commit, expectHead, type Receipt, receiptOf, type Signed, signed } from "./commit.ts";
 import { branchId, type StoreContext } from "./context.ts";
 import { type Ref, resolveRef } from "./refs.ts";
 import {
@@ -37,6 +37,10 @@ export interface MergeOptions {
   readonly strategy: Strategy;
   readonly dryRun: boolean;
   readonly by: Signed;
+  /** The head of the merged-into (or reverted) branch the caller previewed (`head_moved`). */
+  readonly expectHead?: number | undefined;
+  /** The version `from` named when the caller previewed the merge (`head_moved`). */
+  readonly expectFrom?: number | undefined;
 }
 
 export interface MergeResult {
@@ -67,6 +71,9 @@ export function mergeBranch(
   const ours = loadBranch(ctx, collection, into).head;
   const source = resolveRef(ctx, collection, into, from);
   const theirs = source.version;
+  // A merge previewed on other heads would not be the merge the caller saw: refused whole.
+  expectHead(into, ours.version, options.expectHead);
+  expectHead(String(from), theirs.version, options.expectFrom);
   const baseVersion = commonAncestor(ctx, collection, ours.version, theirs.version);
   const plain = { ours: ours.version, theirs: theirs.version, base: baseVersion };
   const nothing = { applied: 0, conflicts: [], conflict_count: 0, nodes_loaded: 0 };
@@ -107,6 +114,7 @@ export function revertVersion(
   options: MergeOptions,
 ): MergeResult {
   const ours = loadBranch(ctx, collection, branch).head;
+  expectHead(branch, ours.version, options.expectHead);
   const target = resolveRef(ctx, collection, branch, version).version;
   const parents = parentsOf(ctx, collection, target.version);
   if (parents === undefined) {
@@ -196,5 +204,7 @@ export function mergeOptionsOf(
     strategy: options.strategy ?? "fail",
     dryRun: options.dryRun ?? false,
     by: signed(options.by ?? "local"),
+    expectHead: options.expectHead,
+    expectFrom: options.expectFrom,
   };
 }

@@ -259,8 +259,11 @@ export class Store {
     where: Where,
     records: readonly DocumentRecord[],
     author: string | Signed = "local",
+    expectHead?: number,
   ): Promise<Receipt> {
-    return this.#whenDurable(putDocuments(this.ctx, where, records, author, "pipelined"));
+    return this.#whenDurable(
+      putDocuments(this.ctx, where, records, author, "pipelined", { expectHead }),
+    );
   }
 
   delete(where: Where, keys: readonly string[], author: string | Signed = "local"): Receipt {
@@ -281,8 +284,11 @@ export class Store {
     where: Where,
     keys: readonly string[],
     author: string | Signed = "local",
+    expectHead?: number,
   ): Promise<Receipt> {
-    return this.#whenDurable(deleteDocuments(this.ctx, where, keys, author, "pipelined"));
+    return this.#whenDurable(
+      deleteDocuments(this.ctx, where, keys, author, "pipelined", { expectHead }),
+    );
   }
 
   list(

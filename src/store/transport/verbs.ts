@@ -77,12 +77,15 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
       strategy: a.strategy,
       dryRun: a.dry_run,
       by: signer(a, s),
+      expectHead: a.expect_head,
+      expectFrom: a.expect_from,
     }),
   "branches.revert": (store, a, s) =>
     store.revert(a.collection, a.branch, a.version, {
       strategy: a.strategy,
       dryRun: a.dry_run,
       by: signer(a, s),
+      expectHead: a.expect_head,
     }),
   "tags.create": (store, a, s) =>
     store.createTag(a.collection, a.tag, { branch: a.branch, version: a.version }, signer(a, s)),
@@ -90,8 +93,14 @@ const handlers: { [V in keyof Requests]: Handler<V> } = {
   "tags.delete": (store, a) => store.deleteTagInSteps(a.collection, a.tag),
   "document.get": (store, a) => store.get(a, a.key),
   "document.put": (store, a, s) =>
-    store.putPipelined(a, a.records ?? [{ key: a.key!, value: a.value }], signer(a, s)),
-  "document.delete": (store, a, s) => store.deletePipelined(a, a.keys ?? [a.key!], signer(a, s)),
+    store.putPipelined(
+      a,
+      a.records ?? [{ key: a.key!, value: a.value }],
+      signer(a, s),
+      a.expect_head,
+    ),
+  "document.delete": (store, a, s) =>
+    store.deletePipelined(a, a.keys ?? [a.key!], signer(a, s), a.expect_head),
   "document.list": (store, a) => store.list(a, a),
   "document.append_prune": (store, a, s) =>
     store.appendPrunePipelined(a, a.key, a.records, a.keep, signer(a, s)),
