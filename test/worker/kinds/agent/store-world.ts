@@ -27,8 +27,10 @@ export interface Attempt {
   attempt: number;
 }
 
-export async function storeWorld(options: { mcp?: Record<string, unknown> } = {}) {
-  const world = await mcpWorld({ placement: true });
+export async function storeWorld(
+  options: { mcp?: Record<string, unknown>; idpArgs?: readonly string[] } = {},
+) {
+  const world = await mcpWorld({ placement: true, idpArgs: options.idpArgs ?? [] });
   const mcp = await world.mcp({ listen: "127.0.0.1:0", allowed_origins: [], ...options.mcp });
   const dir = await mkdtemp(join(tmpdir(), "skein-agent-store-"));
   const model: ScriptedModel = await startScriptedModel();
@@ -38,10 +40,13 @@ export async function storeWorld(options: { mcp?: Record<string, unknown> } = {}
   await writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
   const operatorSecret = addClient(world.idp, "operator");
   grant(world.idp, "client:operator", "admin", `db/${DATABASE}`);
-  const operatorPass = await clientPass(world.idp.issuer, "operator", operatorSecret, DATABASE);
-  /** One verb as the operator, on a connection of its own (the store may have restarted). */
+  /**
+   * One verb as the operator, on a connection of its own with a pass of its own (the store
+   * may have restarted; passes may be short-lived).
+   */
   const operator = async (verb: string, args: Record<string, unknown>): Promise<unknown> => {
-    const client = await StoreClient.connect(world.socketPath, { pass: operatorPass });
+    const pass = await clientPass(world.idp.issuer, "operator", operatorSecret, DATABASE);
+    const client = await StoreClient.connect(world.socketPath, { pass });
     try {
       return await client.call(verb, args);
     } finally {
