@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 import type { ScriptedReply } from "../../../../src/testing/scripted-model.ts";
 import { until as untilFn } from "../../../support/until.ts";
+import { skein } from "../../../workflow/support/server.ts";
 import { agentFlow, type StoreWorld, storeWorld } from "./store-world.ts";
 
 const BRANCH = "'agent-' & workflow_id";
@@ -34,6 +35,7 @@ const auth = await w.agentClient("agent-1", [["admin", `db/${w.db}`]]);
     auth,
     tools: ["document_get", "document_put", "document_list", "changes_list"],
     branch: BRANCH,
+    door: { origin: "https://door.example", store: "shop" },
   };
   const agent = { base_url: w.model.url, model: "scripted", max_turns: 8 };
   actions = {
@@ -92,8 +94,26 @@ test("the model is offered the allowed store tools and its writes land on the ru
       branch: `agent-${id}`,
       base: "main",
       created: true,
+      door: { origin: "https://door.example", store: "shop" },
     },
   );
+  // The run knows its branch: describe, and `skein workflow describe`.
+  const described = await w.describe(id);
+  assert.deepEqual(described.workspaces, [
+    {
+      activity_id: 1,
+      attempt: 1,
+      server: "store",
+      url: w.mcp.url.href,
+      collection: "notes",
+      branch: `agent-${id}`,
+      base: "main",
+      review_url: `https://door.example/s/shop/c/notes/diff?from=main&to=agent-${id}`,
+    },
+  ]);
+  const cli = skein(["workflow", "describe", id, "-s", w.server.url, "-t", w.token, "-o", "text"]);
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(cli.stdout, new RegExp(`store +notes +agent-${id} +main +https://door\\.example/`));
   const call = entries.find((e) => e.type === "tool_call" && e.call_id === "c1")!;
   assert.equal(call.server, "store");
   assert.equal(call.tool, "document_put");
@@ -219,6 +239,12 @@ test("SIGKILL of the worker mid-attempt: the retry goes on on the same branch", 
     (await w.transcript(id, a1)).find((e) => e.type === "workspace"),
     (await w.transcript(id, a2)).find((e) => e.type === "workspace"),
   ];
+  // Describe names the branch once, from the latest attempt that worked on it.
+  const described = await w.describe(id);
+  assert.deepEqual(
+    described.workspaces.map((x: { attempt: number; branch: string }) => [x.attempt, x.branch]),
+    [[2, branch]],
+  );
   assert.deepEqual(
     spaces.map((e) => [e?.branch, e?.created]),
     [

@@ -89,6 +89,7 @@ export async function storeWorld(
 
   return {
     db: DATABASE,
+    token,
     world,
     mcp,
     model,
