@@ -90,6 +90,7 @@ export async function storeWorld(
   return {
     db: DATABASE,
     token,
+    tokenFile,
     world,
     mcp,
     model,
