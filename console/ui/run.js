@@ -123,6 +123,26 @@ function useHistory(ns, workflowId) {
   return state;
 }
 
+/**
+ * Where the run's agents work in a store (describe's `workspaces`): each branch, its base,
+ * and a link to the door's diff of the two, where a person reviews (and merges) the work.
+ * @param {{ workspaces: { activity_id: number, attempt: number, server: string, collection: string, branch: string, base: string, review_url: string | null }[] }} props
+ */
+function Workspaces({ workspaces }) {
+  if (workspaces.length === 0) return null;
+  return html`<h2>Store branches (${workspaces.length})</h2>
+    <div class="panel"><table class="workspaces">
+      <tr><th>Activity</th><th>Attempt</th><th>Server</th><th>Collection</th><th>Branch</th><th>Base</th><th>Review</th></tr>
+      ${workspaces.map(
+        (w) => html`<tr data-workspace=${w.branch}>
+          <td>${w.activity_id}</td><td>${w.attempt}</td><td>${w.server}</td><td class="mono">${w.collection}</td>
+          <td class="mono">${w.branch}</td><td class="mono">${w.base}</td>
+          <td>${w.review_url ? html`<a href=${w.review_url} target="_blank" rel="noopener noreferrer" data-review>Diff in the door</a>` : "—"}</td>
+        </tr>`,
+      )}
+    </table></div>`;
+}
+
 function Pending({ ns, pending, total }) {
   const queues = [...new Set(pending.map((p) => p.task_queue))];
   const workers = useLoad(
@@ -343,6 +363,7 @@ export function RunView({ route }) {
       ${(d) => html`<${Summary} run=${d.run} events=${history.events} />
         <${Controls} ns=${ns} run=${d.run} events=${history.events} onDone=${describe.reload} />
         <${Pending} ns=${ns} pending=${d.pending_activities} total=${d.pending_total} />
+        <${Workspaces} workspaces=${d.workspaces ?? []} />
         <${Attempts} ns=${ns} run=${d.run} version=${version} />`}
     <//>
     <h2>History <span class="muted small" data-live=${history.live}>(${history.events.length} events · ${history.live})</span></h2>

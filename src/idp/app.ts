@@ -17,7 +17,12 @@ import {
   EVALUATION_PATH,
   EVALUATIONS_PATH,
 } from "./authzen/routes.ts";
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from "./bounds.ts";
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS,
+} from "./bounds.ts";
 import { CallerAuthenticator } from "./caller.ts";
 import { dbFile, ensureDataDir, type KeyFile, loadOrCreateKeys } from "./data-dir.ts";
 import { idpError } from "./errors.ts";
@@ -34,6 +39,8 @@ export interface IdpOptions {
   readonly port: number;
   /** The public issuer when it differs from http://HOST:PORT (behind a proxy). */
   readonly issuer?: string;
+  /** Access token lifetime (default ACCESS_TOKEN_TTL_SECONDS). */
+  readonly passTtlSeconds?: number;
   readonly log: Logger;
 }
 
@@ -73,7 +80,13 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const issuer = options.issuer ?? `http://${host}:${address.port}`;
-  route = buildRoutes(issuer, state, keys, options.log);
+  route = buildRoutes(
+    issuer,
+    state,
+    keys,
+    options.log,
+    options.passTtlSeconds ?? ACCESS_TOKEN_TTL_SECONDS,
+  );
   options.log.info({ issuer }, "listening");
   return {
     issuer,
@@ -112,8 +125,14 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-function buildRoutes(issuer: string, state: IdpState, keys: KeyFile, log: Logger): Handler {
-  const provider = createProvider(issuer, state, keys);
+function buildRoutes(
+  issuer: string,
+  state: IdpState,
+  keys: KeyFile,
+  log: Logger,
+  passTtlSeconds: number,
+): Handler {
+  const provider = createProvider(issuer, state, keys, passTtlSeconds);
   watchProvider(provider, log);
   const callers = new CallerAuthenticator(issuer, state, keys.signing);
   const event = (fields: Record<string, unknown>, message: string) => log.info(fields, message);

@@ -4,6 +4,8 @@
  * something the store can hold; user, client and group names are printable names without
  * `:` or `/`, because they appear inside `user:NAME` subjects. A grant resource is
  * `db/D[/c/C[/b/B[/p/PREFIX]]]`; the prefix is everything after `/p/` (keys may hold `/`).
+ * `B` may end in `*` (`b/agent-*`): a branch pattern, every branch whose name starts with
+ * what comes before it; `*` is no store name character, so a pattern never names a branch.
  */
 
 import { MAX_KEY_BYTES, MAX_NAME_BYTES, MAX_STORE_NAME_BYTES } from "./bounds.ts";
@@ -58,8 +60,18 @@ export type LevelName = keyof typeof LEVELS;
 export interface GrantScope {
   readonly database: string;
   readonly collection?: string;
+  /** A branch name, or a pattern `NAME*` (branchCovers). */
   readonly branch?: string;
   readonly prefix?: string;
+}
+
+function isBranchScope(text: string): boolean {
+  return isStoreName(text.endsWith("*") ? text.slice(0, -1) : text);
+}
+
+/** Whether a grant's branch (a name, or a pattern `NAME*`) covers the branch `name`. */
+export function branchCovers(scope: string, name: string): boolean {
+  return scope.endsWith("*") ? name.startsWith(scope.slice(0, -1)) : scope === name;
 }
 
 /** Parses `db/D[/c/C[/b/B[/p/PREFIX]]]`; throws `invalid_resource` naming the part at fault. */
@@ -75,8 +87,8 @@ export function parseGrantResource(text: string): GrantScope {
   }
   const collection = parts[3];
   if (parts.length === 4) return { database, collection };
-  if (parts[4] !== "b" || parts[5] === undefined || !isStoreName(parts[5])) {
-    throw bad("branch must follow as b/NAME (letters, digits, _, - or .)");
+  if (parts[4] !== "b" || parts[5] === undefined || !isBranchScope(parts[5])) {
+    throw bad("branch must follow as b/NAME or b/NAME* (letters, digits, _, - or .)");
   }
   const branch = parts[5];
   if (parts.length === 6) return { database, collection, branch };

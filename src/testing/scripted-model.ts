@@ -37,6 +37,8 @@ export interface ScriptedModel {
   readonly url: string;
   /** Request bodies received, in order (including ones whose caller went away). */
   readonly requests: ChatRequest[];
+  /** When each request arrived (`performance.now()`), by the same index: for benchmarks. */
+  readonly arrivals: number[];
   /** Appends replies to the script. */
   push(...replies: ScriptedReply[]): void;
   close(): Promise<void>;
@@ -65,6 +67,7 @@ export async function startScriptedModel(
 ): Promise<ScriptedModel> {
   const script = [...replies];
   const requests: ChatRequest[] = [];
+  const arrivals: number[] = [];
   let served = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -77,6 +80,7 @@ export async function startScriptedModel(
       }
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatRequest;
       requests.push(body);
+      arrivals.push(performance.now());
       const reply = script[served++];
       if (reply === undefined) {
         res.writeHead(500, { "content-type": "application/json" });
@@ -150,6 +154,7 @@ export async function startScriptedModel(
   return {
     url: `http://127.0.0.1:${address.port}/v1`,
     requests,
+    arrivals,
     push: (...more) => script.push(...more),
     close: () =>
       new Promise<void>((done) => {

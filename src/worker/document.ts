@@ -26,7 +26,8 @@ import { FileRefused, readBoundedFile } from "../common/files.ts";
 import type { AgentLink } from "./agent-link.ts";
 import type { Handler } from "./handler.ts";
 import { agentHandler } from "./kinds/agent/loop.ts";
-import { agentSpec, type ToolSpec } from "./kinds/agent/spec.ts";
+import { prepareMcpServers } from "./kinds/agent/mcp/tools.ts";
+import { agentSpec, type ExecTool } from "./kinds/agent/spec.ts";
 import { execAction, execHandler } from "./kinds/exec.ts";
 import { httpAction, httpHandler } from "./kinds/http.ts";
 import { moduleAction, moduleHandler } from "./kinds/module.ts";
@@ -210,12 +211,13 @@ export async function loadWorkerDocument(
     }
     case "agent": {
       const doc = decodeDocument(WORKER_DOCUMENT_DECODERS.agent, raw);
-      const tools: ToolSpec[] = [];
+      const tools: ExecTool[] = [];
       for (const [action, spec] of doc.actions) {
         if (spec.exec === undefined) continue;
         const handler = execHandler(spec.exec, baseDir);
         handlers.set(action, handler);
         tools.push({
+          kind: "exec",
           name: action,
           description: spec.description,
           approval: spec.approval === "required",
@@ -234,7 +236,11 @@ export async function loadWorkerDocument(
           }
         }
         const own = tools.filter((t) => named === undefined || named.includes(t.name));
-        handlers.set(action, agentHandler(spec.agent, own, options.agentLink));
+        const servers = await prepareMcpServers(spec.agent.mcp, baseDir).catch((error: unknown) => {
+          if (!(error instanceof SkeinError)) throw error;
+          throw new SkeinError(DOCUMENT_CODE, `actions.${action}.agent.mcp: ${error.message}`);
+        });
+        handlers.set(action, agentHandler(spec.agent, own, servers, options.agentLink));
       }
       ({ name, task_queue: taskQueue } = doc);
       break;

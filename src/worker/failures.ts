@@ -23,6 +23,11 @@ export const ACTIVITY_FAILURES = {
   unknown_action: "the task names an action the worker's document does not declare",
   budget_exhausted: "an agent spent its max_turns or max_tokens",
   model_error: "an agent's model endpoint answered an error",
+  mcp_unavailable:
+    "an agent's MCP server could not be connected to or listed at the attempt's start",
+  pass_unavailable:
+    "an agent's MCP server pass could not be obtained (token endpoint, credential file)",
+  branch_invalid: "an agent's MCP branch expression did not give a branch name",
 } as const;
 
 export type ActivityFailureCode = keyof typeof ACTIVITY_FAILURES;

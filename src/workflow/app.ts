@@ -94,7 +94,12 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     deploymentRoutes(app, roles.deployments.service, roles.deployments.enabled);
   }
   if (roles.routing !== undefined) installRouting(app, roles.routing);
-  workflowRoutes(app, { namespaces: roles.namespaces, ...roles.workflows, queues: roles.queues });
+  workflowRoutes(app, {
+    namespaces: roles.namespaces,
+    ...roles.workflows,
+    queues: roles.queues,
+    transcript: (ref) => roles.agents.hub.transcript(ref),
+  });
   definitionVersionRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
   // Live streams end as the server begins to stop, so they never hold its close.
   const streams = new EventStreams(roles.logger);

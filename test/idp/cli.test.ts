@@ -161,6 +161,10 @@ describe("skein-idp management commands (real processes)", async () => {
       "db/shop/c/",
       "db/shop/c/n/b",
       "db/shop/c/n/b/m/q/x",
+      // A branch pattern is a name then one `*`, at the end.
+      "db/shop/c/n/b/*",
+      "db/shop/c/n/b/a*b",
+      "db/shop/c/n/b/a**",
     ]) {
       await refused(["grant", ...g("user:alice", "read", bad)], /invalid_resource: resource /);
     }

@@ -67,6 +67,21 @@ const TABLE: Row[] = [
   // Clients are subjects of their own type.
   ["client:agent", "document.put", rec("shop", "notes", "main", "k"), true],
   ["user:agent", "document.put", rec("shop", "notes", "main", "k"), false],
+  // A branch pattern: every placed branch whose name starts with it, and making one (asked on
+  // the new branch, decided as if placed); nothing beside or above (main is read only here).
+  ["user:hana", "document.put", rec("shop", "notes", "agent-7", "k"), true],
+  ["user:hana", "document.list", br("shop", "notes", "agent-7"), true],
+  ["user:hana", "document.put", rec("shop", "notes", "agent-8", "k"), false],
+  ["user:hana", "branches.create", br("shop", "notes", "agent-9"), true],
+  ["user:hana", "branches.create", br("shop", "notes", "feature"), false],
+  ["user:hana", "branches.create", col("shop", "notes"), false],
+  ["user:hana", "document.put", rec("shop", "notes", "main", "k"), false],
+  ["user:hana", "document.get", rec("shop", "notes", "main", "k"), true],
+  ["user:hana", "document.put", rec("shop", "notes", "agent-", "k"), false],
+  // Making a branch needs admin that will cover it: an exact branch grant does, write does not.
+  ["user:carol", "branches.create", br("shop", "notes", "dev"), true],
+  ["user:carol", "branches.create", br("shop", "notes", "dev2"), false],
+  ["user:bob", "branches.create", br("shop", "notes", "fresh"), false],
   // Nobody else, nothing else.
   ["user:frank", "document.get", rec("shop", "notes", "main", "k"), false],
   ["user:nobody", "document.get", rec("shop", "notes", "main", "k"), false],
@@ -105,7 +120,7 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
     const appSecret = await home.client("app", "--app", "shop");
     await home.client("agent");
     await home.client("robot");
-    for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "eve"]) {
+    for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "gina", "eve", "hana"]) {
       await home.user(name, `${name}-password`);
     }
     await home.run("group", "add", "readers");
@@ -121,12 +136,15 @@ describe("the decision rule (real skein-idp, real HTTP)", async () => {
     await home.grant("group:bots", "read", "db/shop/c/notes/b/main");
     await home.grant("client:agent", "write", "db/shop/c/notes/b/main");
     await home.grant("user:eve", "admin", "db/other");
+    await home.grant("user:hana", "admin", "db/shop/c/notes/b/agent-*");
+    await home.grant("user:hana", "read", "db/shop/c/notes/b/main");
     const idp = await startIdp(home.dataDir);
     issuer = idp.issuer;
     app = await accessToken(issuer, "app", appSecret, "shop");
     await place("PUT", "collections/notes");
     await place("PUT", "collections/notes/branches/main");
     await place("PUT", "collections/notes/branches/dev");
+    await place("PUT", "collections/notes/branches/agent-7");
   }
 
   test("every row of the table", async () => {

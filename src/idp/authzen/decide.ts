@@ -7,7 +7,12 @@
  *   db/D              D, and every collection, branch and record in D (placed or not)
  *   db/D/c/C          C, its branches and their records, once C (and the branch) is placed
  *   db/D/c/C/b/B      B and its records, once B is placed
+ *   db/D/c/C/b/B*     every branch whose name starts with B, and its records, once placed
  *   db/D/c/C/b/B/p/P  the records of B whose key starts with P, once B is placed
+ *
+ * Creating a branch (`branches.create`, asked on the new branch) is decided as if the branch
+ * were placed: it cannot be yet, and the store places it once allowed. So a grant that will
+ * cover a branch lets its holder make it, and nothing above it.
  *
  * Everything else is false: unknown actions, unknown subject or resource types, subjects
  * without grants. A `Decider` memoizes what it reads (a subject's groups and grants,
@@ -17,7 +22,7 @@
  * repeated questions not at all, and a revoke is still seen by the very next request.
  */
 
-import type { GrantScope } from "../names.ts";
+import { branchCovers, type GrantScope } from "../names.ts";
 import type { GrantRow, IdpState } from "../state/state.ts";
 import { ACTION_LEVELS } from "./actions.ts";
 import type { Target } from "./request.ts";
@@ -69,8 +74,9 @@ export class Decider {
     if (level === undefined || target === undefined) return false;
     if (question.subjectType !== "user" && question.subjectType !== "client") return false;
     const subject = `${question.subjectType}:${question.subjectId}`;
+    const creating = question.action === "branches.create";
     for (const grant of this.#grantsOf(subject, target.database)) {
-      if (grant.level >= level && this.#covers(grant.scope, target)) return true;
+      if (grant.level >= level && this.#covers(grant.scope, target, creating)) return true;
     }
     return false;
   }
@@ -86,15 +92,18 @@ export class Decider {
     return grants;
   }
 
-  #covers(scope: GrantScope, target: Target): boolean {
+  #covers(scope: GrantScope, target: Target, creating: boolean): boolean {
     // A grant on the database covers everything in it: placement attaches things to D.
     if (scope.collection === undefined) return true;
     if (target.level === "database" || target.collection !== scope.collection) return false;
     if (!this.#isPlaced(target.database, target.collection, undefined)) return false;
     if (target.level === "collection") return scope.branch === undefined;
-    if (!this.#isPlaced(target.database, target.collection, target.branch)) return false;
+    const placed =
+      (creating && target.level === "branch") ||
+      this.#isPlaced(target.database, target.collection, target.branch);
+    if (!placed) return false;
     if (scope.branch === undefined) return true;
-    if (target.branch !== scope.branch) return false;
+    if (!branchCovers(scope.branch, target.branch)) return false;
     if (scope.prefix === undefined) return true;
     return target.level === "record" && target.key.startsWith(scope.prefix);
   }

@@ -1,5 +1,5 @@
 /**
- * `skein-idp serve --data-dir DIR [--listen HOST:PORT] [--issuer URL]`: runs the identity
+ * `skein-idp serve --data-dir DIR [--listen HOST:PORT] [--issuer URL] [--pass-ttl SECONDS]`: runs the identity
  * provider until SIGINT or SIGTERM. When it listens it prints one JSON line on stdout,
  * `{"issuer":"http://HOST:PORT"}` (with port 0 the real port), which scripts and tests wait
  * for. Logs go to stderr.
@@ -46,27 +46,50 @@ export function parseIssuer(text: string): string {
   return url.origin;
 }
 
+/** `--pass-ttl`: how long an access token lives, in seconds (1 s to 1 day). */
+export function parsePassTtl(text: string): number {
+  const seconds = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(seconds >= 1 && seconds <= 86_400)) {
+    throw new UsageError(`--pass-ttl must be 1..86400 seconds, found ${JSON.stringify(text)}`);
+  }
+  return seconds;
+}
+
 export const serveCommand: Command = {
   name: "serve",
   summary: 'run the identity provider (prints {"issuer":…} when listening)',
-  help: "--data-dir DIR [--listen HOST:PORT] [--issuer URL]\n\n  --data-dir DIR      state (idp.db) and signing keys (keys.json); created 0700\n  --listen HOST:PORT  where to listen (default 127.0.0.1:9400; port 0 picks a free port)\n  --issuer URL        the public issuer origin, when not http://HOST:PORT\n",
+  help: "--data-dir DIR [--listen HOST:PORT] [--issuer URL] [--pass-ttl SECONDS]\n\n  --data-dir DIR      state (idp.db) and signing keys (keys.json); created 0700\n  --listen HOST:PORT  where to listen (default 127.0.0.1:9400; port 0 picks a free port)\n  --issuer URL        the public issuer origin, when not http://HOST:PORT\n  --pass-ttl SECONDS  access token lifetime (default 3600; short ones rehearse renewal)\n",
   run: (args, io) =>
     reportRefusals("serve", io, async () => {
       const { values } = parseOptions(
         args,
-        { ...dataDirOption, listen: { type: "string" }, issuer: { type: "string" } },
+        {
+          ...dataDirOption,
+          listen: { type: "string" },
+          issuer: { type: "string" },
+          "pass-ttl": { type: "string" },
+        },
         { max: 0 },
       );
       const dataDir = dataDirOf(values);
       const { host, port } = parseListen(values.listen ?? DEFAULT_LISTEN);
       const issuer = values.issuer === undefined ? undefined : parseIssuer(values.issuer);
+      const ttl = values["pass-ttl"];
+      const passTtlSeconds = ttl === undefined ? undefined : parsePassTtl(ttl);
       const log = createLogger({ name: "skein-idp" });
       const stop = stopSignal();
       // Loaded here so the management commands do not pay for oidc-provider's import.
       const { startIdp } = await import("../app.ts");
       let running: Awaited<ReturnType<typeof startIdp>>;
       try {
-        running = await startIdp({ dataDir, host, port, log, ...(issuer ? { issuer } : {}) });
+        running = await startIdp({
+          dataDir,
+          host,
+          port,
+          log,
+          ...(issuer ? { issuer } : {}),
+          ...(passTtlSeconds === undefined ? {} : { passTtlSeconds }),
+        });
       } catch (error) {
         stop.dispose();
         throw error;

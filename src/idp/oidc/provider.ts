@@ -21,7 +21,12 @@ export const STORE_SCOPE = "store";
 /** Interactions (the login page) are served under this path by login.ts. */
 export const INTERACTION_PATH = "/interaction/";
 
-export function createProvider(issuer: string, state: IdpState, keys: KeyFile): Provider {
+export function createProvider(
+  issuer: string,
+  state: IdpState,
+  keys: KeyFile,
+  passTtlSeconds = ACCESS_TOKEN_TTL_SECONDS,
+): Provider {
   const configuration: Configuration = {
     adapter: sqliteAdapterFactory(state) as unknown as Configuration["adapter"],
     jwks: { keys: keys.signing as NonNullable<Configuration["jwks"]>["keys"] },
@@ -50,7 +55,7 @@ export function createProvider(issuer: string, state: IdpState, keys: KeyFile): 
             scope: STORE_SCOPE,
             audience: indicator,
             accessTokenFormat: "jwt",
-            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+            accessTokenTTL: passTtlSeconds,
             jwt: { sign: { alg: SIGNING_ALG } },
           };
         },
@@ -64,8 +69,8 @@ export function createProvider(issuer: string, state: IdpState, keys: KeyFile): 
       url: (_ctx: KoaContextWithOIDC, interaction) => `${INTERACTION_PATH}${interaction.uid}`,
     },
     ttl: {
-      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
-      ClientCredentials: ACCESS_TOKEN_TTL_SECONDS,
+      AccessToken: passTtlSeconds,
+      ClientCredentials: passTtlSeconds,
       AuthorizationCode: 60,
       IdToken: ACCESS_TOKEN_TTL_SECONDS,
       Interaction: INTERACTION_TTL_SECONDS,

@@ -18,6 +18,7 @@
 import { parse as parseLossless, stringify } from "lossless-json";
 import {
   array,
+  boolean,
   type Decoded,
   DecodeError,
   type Decoder,
@@ -75,8 +76,27 @@ export const control = object({
 export const transcriptEntry = tagged("type", {
   user_turn: { text: string(), source: oneOf(["input", "intervention"]) },
   model_turn: { content: anyJson, tool_calls: array(anyJson), tokens: anyJson },
-  tool_call: { call_id: anyJson, name: anyJson, arguments: anyJson },
-  tool_result: { call_id: anyJson, content: string() },
+  /** `server` and `tool`: an MCP tool's server key and its own name on that server. */
+  tool_call: {
+    call_id: anyJson,
+    name: anyJson,
+    arguments: anyJson,
+    server: optional(string()),
+    tool: optional(string()),
+  },
+  /** `is_error`: an MCP tool's answer was an error result (the store's code in its text). */
+  tool_result: { call_id: anyJson, content: string(), is_error: optional(boolean()) },
+  /** Where the attempt's store tools work: a branch of a collection, made from `base`. */
+  workspace: {
+    server: string(),
+    url: string(),
+    collection: string(),
+    branch: string(),
+    base: string(),
+    /** True when this attempt made the branch; false when it was there already. */
+    created: boolean(),
+    door: optional(object({ origin: string(), store: string() })),
+  },
   approval: {
     call_id: anyJson,
     state: oneOf(["pending", "approved", "denied"]),

@@ -10,8 +10,8 @@
  * - `rows`: decided after the verb reads its page, one decision per row in one batch; denied
  *   rows are left out of the page and counted in its `denied`.
  *
- * A creating verb is decided on the container it creates in (a new collection does not exist
- * at the IdP until it is placed). A verb missing from the table is denied: every act is
+ * `collections.create` is decided on the database it creates in (a new collection does not
+ * exist at the IdP until it is placed); `branches.create` on the new branch itself. A verb missing from the table is denied: every act is
  * decided, and a verb added without a row here is refused, never allowed.
  *
  * Refs: a ref (a version, `from`, `to`, `before`, `from_version`) reads the branch it names
@@ -185,10 +185,11 @@ export const ACTS: Readonly<Record<string, Act>> = {
     resources: (d, a, row) => [branchResource(d, a.collection!, String(row.name))],
     ...NAME_LIST,
   },
-  // Made in the collection, holding every record of the version its source ref names.
+  // Decided on the new branch (the IdP decides a creation as if it were placed: a grant that
+  // will cover it lets its holder make it); it holds every record its source ref names.
   "branches.create": {
     kind: "one",
-    resource: coll,
+    resource: branch,
     reads: (a) => [refBranch(a.from_version, a.from_branch ?? "main")],
   },
   "branches.delete": { kind: "one", resource: branch },

@@ -31,6 +31,16 @@ export interface PendingJson {
   workers_serving: number;
 }
 
+export interface WorkspaceJson {
+  activity_id: number;
+  attempt: number;
+  server: string;
+  collection: string;
+  branch: string;
+  base: string;
+  review_url: string | null;
+}
+
 export function runText(run: RunJson): string {
   return fields([
     ["workflow id", run.workflow_id],
@@ -45,9 +55,15 @@ export function runText(run: RunJson): string {
   ]);
 }
 
-export function describeText(run: RunJson, pending: readonly PendingJson[], total: number) {
-  if (run.status !== "Running" && run.status !== "Paused") return runText(run);
-  const lines = [runText(run), "", `pending activities: ${total}`];
+export function describeText(
+  run: RunJson,
+  pending: readonly PendingJson[],
+  total: number,
+  workspaces: readonly WorkspaceJson[] = [],
+) {
+  const spaces = workspacesText(workspaces);
+  if (run.status !== "Running" && run.status !== "Paused") return runText(run) + spaces;
+  const lines = [runText(run) + spaces, "", `pending activities: ${total}`];
   lines.push(
     table(
       [
@@ -87,6 +103,24 @@ export function describeText(run: RunJson, pending: readonly PendingJson[], tota
     );
   }
   return lines.join("\n");
+}
+
+/** Where the run's agents work in a store (describe's `workspaces`), and where to review it. */
+function workspacesText(workspaces: readonly WorkspaceJson[]): string {
+  if (workspaces.length === 0) return "";
+  const rows = table(
+    ["ID", "ATTEMPT", "SERVER", "COLLECTION", "BRANCH", "BASE", "REVIEW"],
+    workspaces.map((w) => [
+      String(w.activity_id),
+      String(w.attempt),
+      w.server,
+      w.collection,
+      w.branch,
+      w.base,
+      cell(w.review_url),
+    ]),
+  );
+  return `\n\nworkspaces: ${workspaces.length}\n${rows}`;
 }
 
 export function runsTable(runs: readonly RunJson[]): string {

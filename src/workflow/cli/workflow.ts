@@ -35,6 +35,7 @@ import {
   type PendingJson,
   type RunJson,
   runsTable,
+  type WorkspaceJson,
 } from "./workflow-views.ts";
 
 const VERBS = [
@@ -70,13 +71,16 @@ interface DescribeAnswer {
   run: RunJson;
   pending_activities: PendingJson[];
   pending_total: number;
+  /** Absent from a server older than the field. */
+  workspaces?: WorkspaceJson[];
 }
 
-/** Describe's JSON: the run's fields, then its pending activities. */
+/** Describe's JSON: the run's fields, then its pending activities and workspaces. */
 const describeJson = (d: DescribeAnswer) => ({
   ...d.run,
   pending_activities: d.pending_activities,
   pending_total: d.pending_total,
+  workspaces: d.workspaces ?? [],
 });
 
 export const workflowCommand: Command = {
@@ -214,7 +218,9 @@ async function start(rest: readonly string[], io: Io): Promise<number> {
     run_id: r.run_id,
     wait_ms: wait,
   })) as DescribeAnswer;
-  emit(io, mode, d.run, () => describeText(d.run, d.pending_activities, d.pending_total));
+  emit(io, mode, d.run, () =>
+    describeText(d.run, d.pending_activities, d.pending_total, d.workspaces ?? []),
+  );
   return d.run.status === "Failed" || d.run.status === "Cancelled" ? 1 : 0;
 }
 
@@ -244,7 +250,9 @@ async function describe(rest: readonly string[], io: Io) {
     ...(values["run-id"] === undefined ? {} : { run_id: values["run-id"] }),
     ...(wait === undefined ? {} : { wait_ms: wait }),
   })) as DescribeAnswer;
-  emit(io, mode, describeJson(r), () => describeText(r.run, r.pending_activities, r.pending_total));
+  emit(io, mode, describeJson(r), () =>
+    describeText(r.run, r.pending_activities, r.pending_total, r.workspaces ?? []),
+  );
   return 0;
 }
 

@@ -26,6 +26,7 @@ import {
   string,
   withDefault,
 } from "../../common/decode/index.ts";
+import type { AttemptRef } from "../../protocol/attempt.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
@@ -34,6 +35,7 @@ import type { DefinitionRegistry } from "../runs/definitions.ts";
 import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
 import { PENDING_LISTED_MAX } from "../runs/pending.ts";
 import type { RunService } from "../runs/service.ts";
+import { runWorkspaces } from "../runs/workspaces.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
 import { encodeRunCursor, listOrder, runCursor, runOrder } from "./run-cursor.ts";
@@ -151,6 +153,8 @@ export interface WorkflowRoles {
   readonly runs: RunService;
   /** The matcher's view of workers and queues, for describe's pending activities. */
   readonly queues?: TaskQueueReader;
+  /** An attempt's stored agent transcript, for describe's workspaces (runs/workspaces.ts). */
+  readonly transcript?: (ref: AttemptRef) => Promise<readonly unknown[]>;
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
@@ -250,11 +254,15 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
-      const pending = await roles.runs.pending(run);
+      const transcript = roles.transcript;
+      // One read of the history serves both: the pending activities and the workspaces.
+      const events = transcript === undefined ? undefined : await roles.runs.events(run);
+      const pending = await roles.runs.pending(run, events);
       return {
         run: runJson(run),
         pending_activities: pendingJson(run, pending.slice(0, PENDING_LISTED_MAX), roles.queues),
         pending_total: pending.length,
+        workspaces: events === undefined ? [] : await runWorkspaces(run.runId, events, transcript!),
       };
     },
   );

@@ -168,10 +168,18 @@ export class RunService {
     return this.#engine.state(runId) !== undefined;
   }
 
-  /** The unfinished activities of a live run, from its durable history (runs/pending.ts). */
-  async pending(run: RunRecord): Promise<PendingActivity[]> {
+  /**
+   * The unfinished activities of a live run, from its durable history (runs/pending.ts);
+   * `events`: that history, when the caller has read it already.
+   */
+  async pending(run: RunRecord, events?: readonly HistoryEvent[]): Promise<PendingActivity[]> {
     if (run.status !== "Running" && run.status !== "Paused") return [];
-    return pendingActivities((await this.#runs.history(run.runId)) ?? []);
+    return pendingActivities(events ?? (await this.events(run)));
+  }
+
+  /** The run's whole durable history. */
+  async events(run: RunRecord): Promise<HistoryEvent[]> {
+    return (await this.#runs.history(run.runId)) ?? [];
   }
 
   /** The run's events, all of them or (with a range) only those at the range's indexes. */

@@ -32,7 +32,8 @@ export interface RunningIdp {
   start(): Promise<void>;
 }
 
-export async function runIdp(): Promise<RunningIdp> {
+/** `args`: more `serve` options (`--pass-ttl 2`, say). */
+export async function runIdp(args: readonly string[] = []): Promise<RunningIdp> {
   const dataDir = join(mkdtempSync(join(tmpdir(), "skein-idp-")), "idp");
   let child: ChildProcess | undefined;
   let listen = "127.0.0.1:0";
@@ -41,7 +42,7 @@ export async function runIdp(): Promise<RunningIdp> {
   const start = async () => {
     const proc = spawn(
       process.execPath,
-      [IDP_BIN, "serve", "--data-dir", dataDir, "--listen", listen],
+      [IDP_BIN, "serve", "--data-dir", dataDir, "--listen", listen, ...args],
       {
         stdio: ["ignore", "pipe", "pipe"],
       },

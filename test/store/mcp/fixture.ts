@@ -37,11 +37,13 @@ export interface McpWorld {
 }
 
 /**
- * With `placement`, the store is given an app credential (`idp.placement_credential_file`),
+ * `idpArgs` are more `skein-idp serve` options. With `placement`, the store is given an app credential (`idp.placement_credential_file`),
  * so what it creates is placed and collection- and branch-level grants apply.
  */
-export async function mcpWorld(options: { placement?: boolean } = {}): Promise<McpWorld> {
-  const idp = await runIdp();
+export async function mcpWorld(
+  options: { placement?: boolean; idpArgs?: readonly string[] } = {},
+): Promise<McpWorld> {
+  const idp = await runIdp(options.idpArgs);
   const dir = await mkdtemp(join(tmpdir(), "skein-mcp-"));
   const run = join(dir, "run");
   await mkdir(run, { recursive: true });

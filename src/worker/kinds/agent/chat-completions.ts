@@ -21,7 +21,11 @@ export async function complete(
   spec: Pick<AgentSpec, "base_url" | "model" | "stream">,
   key: string | undefined,
   messages: readonly ChatMessage[],
-  tools: readonly { readonly name: string; readonly description: string }[],
+  tools: readonly {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters?: Record<string, unknown>;
+  }[],
   signal: AbortSignal,
 ): Promise<{ message: ChatMessage; tokens: number }> {
   const response = await fetch(`${spec.base_url.replace(/\/$/, "")}/chat/completions`, {
@@ -43,7 +47,7 @@ export async function complete(
               function: {
                 name: t.name,
                 description: t.description,
-                parameters: { type: "object", additionalProperties: true },
+                parameters: t.parameters ?? { type: "object", additionalProperties: true },
               },
             })),
           }),

@@ -19,11 +19,14 @@ import type { AgentLink } from "../../agent-link.ts";
 import { type ActivityContext, ActivityError, abortError, type Handler } from "../../handler.ts";
 import { type ChatMessage, complete } from "./chat-completions.ts";
 import { Interrupted, LoopState, prepareControl, waitForPoke } from "./controls.ts";
+import { TRANSCRIPT_ARGUMENTS_MAX_BYTES } from "./mcp/spec.ts";
+import { type McpServer, type OpenMcp, openMcp } from "./mcp/tools.ts";
 import type { AgentSpec, ToolSpec } from "./spec.ts";
 
 export function agentHandler(
   spec: AgentSpec,
   tools: readonly ToolSpec[],
+  servers: readonly McpServer[],
   link: AgentLink | undefined,
 ): Handler {
   return async (inputJson, ctx) => {
@@ -40,11 +43,17 @@ export function agentHandler(
       capabilities: spec.capabilities,
       prepare: (control) => prepareControl(control, state, cancel, record),
     });
+    let mcp: OpenMcp | undefined;
     try {
-      return await loop(spec, tools, inputJson, ctx, state, cancel.signal, record);
+      const input = JSON.parse(inputJson) as unknown;
+      // Listed once per attempt: a retry sees the tools the server has then.
+      if (servers.length > 0) mcp = await openMcp(servers, input, ctx, cancel.signal, record);
+      const all = mcp === undefined ? tools : [...tools, ...mcp.tools];
+      return await loop(spec, all, input, ctx, state, cancel.signal, record);
     } finally {
       ctx.signal.removeEventListener("abort", onAbort);
       link?.end(ref);
+      await mcp?.close();
     }
   };
 }
@@ -52,13 +61,12 @@ export function agentHandler(
 async function loop(
   spec: AgentSpec,
   tools: readonly ToolSpec[],
-  inputJson: string,
+  input: unknown,
   ctx: ActivityContext,
   state: LoopState,
   signal: AbortSignal,
   record: (e: TranscriptEntry) => void,
 ): Promise<string> {
-  const input = JSON.parse(inputJson) as unknown;
   const first = typeof input === "string" ? input : JSON.stringify(input);
   const messages: ChatMessage[] = [];
   if (spec.system !== "") messages.push({ role: "system", content: spec.system });
@@ -142,11 +150,13 @@ async function runTool(
     type: "tool_call",
     call_id: call.id,
     name: call.function.name,
-    arguments: call.function.arguments,
+    arguments: capText(call.function.arguments, TRANSCRIPT_ARGUMENTS_MAX_BYTES),
+    server: tool?.kind === "mcp" ? tool.server : undefined,
+    tool: tool?.kind === "mcp" ? tool.tool : undefined,
   });
   if (tool === undefined) {
     const content = `error: no tool named ${JSON.stringify(call.function.name)}`;
-    record({ type: "tool_result", call_id: call.id, content });
+    record({ type: "tool_result", call_id: call.id, content, is_error: undefined });
     return content;
   }
   if (tool.approval) {
@@ -163,19 +173,41 @@ async function runTool(
     });
     if (!decision.approve) {
       const content = `denied${decision.note === null ? "" : `: ${decision.note}`}`;
-      record({ type: "tool_result", call_id: call.id, content });
+      record({ type: "tool_result", call_id: call.id, content, is_error: undefined });
       return content;
     }
   }
   let content: string;
+  let isError = false;
   try {
     const args = call.function.arguments.trim() === "" ? "{}" : call.function.arguments;
-    JSON.parse(args);
-    content = await tool.handler(args, { ...ctx, signal, action: tool.name });
+    const parsed = JSON.parse(args) as unknown;
+    if (tool.kind === "exec") {
+      content = await tool.handler(args, { ...ctx, signal, action: tool.name });
+    } else if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      content = "error: the arguments must be a JSON object";
+      isError = true;
+    } else {
+      const answer = await tool.call(parsed as Record<string, unknown>, signal);
+      content = answer.text;
+      isError = answer.isError;
+    }
   } catch (error) {
     if (signal.aborted) throw abortError(signal);
     content = `error: ${error instanceof Error ? error.message : String(error)}`;
+    isError = true;
   }
-  record({ type: "tool_result", call_id: call.id, content });
+  record({
+    type: "tool_result",
+    call_id: call.id,
+    content,
+    is_error: tool.kind === "mcp" ? isError : undefined,
+  });
   return content;
+}
+
+/** Text cut to `max` bytes, marked: the transcript keeps what a reader needs, bounded. */
+function capText(text: string, max: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  return bytes.length <= max ? text : `${bytes.subarray(0, max).toString("utf8")}… [cut]`;
 }

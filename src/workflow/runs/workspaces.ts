@@ -1,0 +1,93 @@
+/**
+ * Where a run's agents work in a store: the `workspace` entries their attempts recorded in
+ * their transcripts (an MCP server's pinned branch, docs/agents.md "A branch per run"), one
+ * per server, collection and branch, from the latest attempt that recorded it. The history
+ * names the attempts; their transcripts (durable, the agent transport's) hold the entries, so
+ * the answer is the same on any node and after a restart, with no column of its own. At most
+ * `WORKSPACE_ATTEMPTS_READ` attempts are read, newest first: a run with more keeps showing
+ * the branches its recent attempts work on.
+ */
+
+import type { AttemptRef } from "../../protocol/attempt.ts";
+import type { HistoryEvent } from "../engine/history.ts";
+
+/** Attempts whose transcripts one describe reads for workspaces (newest first). */
+export const WORKSPACE_ATTEMPTS_READ = 64;
+
+export interface Workspace {
+  readonly activity_id: number;
+  readonly attempt: number;
+  readonly server: string;
+  readonly url: string;
+  readonly collection: string;
+  readonly branch: string;
+  readonly base: string;
+  /** The door's diff of the branch against its base, when the server names a door. */
+  readonly review_url: string | null;
+}
+
+interface WorkspaceEntry {
+  type: "workspace";
+  server: string;
+  url: string;
+  collection: string;
+  branch: string;
+  base: string;
+  door?: { origin: string; store: string };
+}
+
+export async function runWorkspaces(
+  runId: string,
+  history: readonly HistoryEvent[],
+  transcript: (ref: AttemptRef) => Promise<readonly unknown[]>,
+): Promise<Workspace[]> {
+  const attempts: AttemptRef[] = [];
+  for (let i = history.length - 1; i >= 0 && attempts.length < WORKSPACE_ATTEMPTS_READ; i--) {
+    const e = history[i]!;
+    if (e.type === "ActivityScheduled") {
+      attempts.push({ run_id: runId, activity_id: e.activity_id, attempt: e.attempt });
+    }
+  }
+  const seen = new Set<string>();
+  const found: Workspace[] = [];
+  const entries = await Promise.all(attempts.map((ref) => transcript(ref)));
+  attempts.forEach((ref, i) => {
+    for (const entry of entries[i]!) {
+      if (!isWorkspace(entry)) continue;
+      const key = JSON.stringify([entry.server, entry.collection, entry.branch]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      found.push({
+        activity_id: ref.activity_id,
+        attempt: ref.attempt,
+        server: entry.server,
+        url: entry.url,
+        collection: entry.collection,
+        branch: entry.branch,
+        base: entry.base,
+        review_url: entry.door === undefined ? null : reviewUrl(entry, entry.door),
+      });
+    }
+  });
+  // Oldest activity first, as a person reads a run.
+  return found.sort((a, b) => a.activity_id - b.activity_id || a.attempt - b.attempt);
+}
+
+/** The door's diff view (docs/door.md): `/s/STORE/c/COLL/diff?from=BASE&to=BRANCH`. */
+export function reviewUrl(
+  w: { collection: string; branch: string; base: string },
+  door: { origin: string; store: string },
+): string {
+  const path = `/s/${encodeURIComponent(door.store)}/c/${encodeURIComponent(w.collection)}/diff`;
+  const query = new URLSearchParams({ from: w.base, to: w.branch });
+  return `${door.origin.replace(/\/$/, "")}${path}?${query}`;
+}
+
+/** Entries were decoded by the transport when they arrived; this picks the workspaces. */
+function isWorkspace(entry: unknown): entry is WorkspaceEntry {
+  return (
+    typeof entry === "object" &&
+    entry !== null &&
+    (entry as { type?: unknown }).type === "workspace"
+  );
+}
