@@ -8,8 +8,7 @@
  * costs the agent that call, not the attempt.
  */
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../../../../common/version.ts";
 import { ActivityError } from "../../../handler.ts";
@@ -84,6 +83,12 @@ export class McpConnection {
     passes: PassSource | undefined,
     signal: AbortSignal,
   ): Promise<McpConnection> {
+    // The SDK is loaded by the first attempt that opens an MCP server, not by every `skein`
+    // command that imports the worker (test/architecture/cli-startup.test.ts).
+    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import("@modelcontextprotocol/sdk/client/index.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    ]);
     const client = new Client({ name: "skein-agent", version: VERSION });
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
       // Passes are ours to send: the SDK's own OAuth flow is for interactive clients.
