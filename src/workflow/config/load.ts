@@ -21,7 +21,12 @@ export const DEFAULT_CONFIG_FILE = "skein.toml";
 
 export type StorageTarget =
   | { readonly kind: "sqlite"; readonly path: string }
-  | { readonly kind: "postgres"; readonly url: string; readonly schema: string };
+  | {
+      readonly kind: "postgres";
+      readonly url: string;
+      readonly schema: string;
+      readonly poolSize: number;
+    };
 
 export interface ServerConfig {
   /** Absolute path of the configuration file. */
@@ -82,7 +87,8 @@ export function parseConfig(text: string, file: string): ServerConfig {
     const path = url.slice("sqlite:".length);
     storage = { kind: "sqlite", path: isAbsolute(path) ? path : resolve(dataDir, path) };
   } else {
-    storage = { kind: "postgres", url, schema: settings.storage.schema };
+    const { schema, pool_size: poolSize } = settings.storage;
+    storage = { kind: "postgres", url, schema, poolSize };
   }
   return {
     file,

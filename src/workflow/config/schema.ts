@@ -91,6 +91,11 @@ export const configDecoder = object({
     url: optional(STORAGE_URL),
     /** PostgreSQL only: the schema holding Skein's tables (created when absent). */
     schema: withDefault(SCHEMA, "skein"),
+    /**
+     * PostgreSQL only: connections of a node's main pool (the engine's commits and claim loops
+     * and the API share it; the lease pool and the wake-up connection are apart).
+     */
+    pool_size: withDefault(u32({ min: 1, max: 1000 }), 10),
   }),
   cluster: section({
     shards: withDefault(u32({ min: 1, max: 65536 }), 16),

@@ -13,7 +13,7 @@ import type { WorkflowStore } from "./store.ts";
 
 export async function openStore(target: StorageTarget): Promise<WorkflowStore> {
   if (target.kind === "sqlite") return ThreadedSqliteStore.open(target.path);
-  return PostgresWorkflowStore.open(target.url, target.schema);
+  return PostgresWorkflowStore.open(target.url, target.schema, target.poolSize);
 }
 
 /** Where the store is, for the start-up banner (no passwords). */

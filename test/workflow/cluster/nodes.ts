@@ -117,7 +117,9 @@ export async function clusterFixture(
     const file = join(home, "skein.toml");
     await writeFile(
       file,
-      `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\n` +
+      // Three connections a node: enough for a test's load, and two suites at once
+      // (`npm test & npm test`) stay within PostgreSQL's default 100 connections.
+      `data_dir = "data"\n[storage]\nurl = "${POSTGRES_URL}"\nschema = "${schema}"\npool_size = 3\n` +
         `[cluster]\nnode_id = "n${i}"\nshards = ${options.shards ?? 16}\n` +
         `lease_ttl_ms = ${options.ttlMs ?? 10_000}\n[namespaces]\ndefault = "home"\n` +
         `max_in_flight_activities = ${options.quota ?? 1024}\n${options.toml ?? ""}\n`,

@@ -124,7 +124,13 @@ describe("workflow server configuration", () => {
           kind: "postgres",
           url: "postgres://u@db:5432/skein",
           schema: "tenant_1",
+          poolSize: 10,
         }),
+    ],
+    [
+      "storage.pool_size",
+      '[storage]\nurl = "postgres://db/skein"\npool_size = 3',
+      (c) => assert.equal(c.storage.kind === "postgres" && c.storage.poolSize, 3),
     ],
     [
       "postgresql:// scheme, default schema skein",
@@ -134,6 +140,7 @@ describe("workflow server configuration", () => {
           kind: "postgres",
           url: "postgresql://db/skein",
           schema: "skein",
+          poolSize: 10,
         }),
     ],
     ["node_id", '[cluster]\nnode_id = "n1"', (c) => assert.equal(c.nodeId, "n1")],
@@ -216,6 +223,8 @@ describe("workflow server configuration", () => {
       '[storage]\nurl = "mysql://db/skein"',
       "storage.url: must be sqlite:PATH or postgres://",
     ],
+    ["storage.pool_size 0", "[storage]\npool_size = 0", "storage.pool_size"],
+    ["storage.pool_size over 1000", "[storage]\npool_size = 1001", "storage.pool_size"],
     [
       "bad storage.schema",
       '[storage]\nschema = "Skein-1"',

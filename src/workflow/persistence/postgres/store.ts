@@ -14,7 +14,7 @@ import { postgresCluster } from "./cluster-storage.ts";
 import { PostgresDatabase } from "./driver.ts";
 import { migrate } from "./migrations.ts";
 
-/** Connections per node; the engine's claim loops and the API share them. */
+/** Connections per node by default (`storage.pool_size`); the engine and the API share them. */
 export const POOL_SIZE = 10;
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -43,7 +43,11 @@ export class PostgresWorkflowStore extends SqlDomainStores implements WorkflowSt
     this.schemaVersion = schemaVersion;
   }
 
-  static async open(url: string, schema: string): Promise<PostgresWorkflowStore> {
+  static async open(
+    url: string,
+    schema: string,
+    poolSize = POOL_SIZE,
+  ): Promise<PostgresWorkflowStore> {
     if (!SCHEMA_NAME.test(schema)) {
       throw workflowError(
         "storage_unavailable",
@@ -52,7 +56,7 @@ export class PostgresWorkflowStore extends SqlDomainStores implements WorkflowSt
     }
     const pool = new pg.Pool({
       connectionString: url,
-      max: POOL_SIZE,
+      max: poolSize,
       options: `-c search_path=${schema}`,
     });
     // An idle connection that breaks must not crash the node; the next query reconnects.
