@@ -125,7 +125,7 @@ function useHistory(ns, workflowId) {
 
 /**
  * Where the run's agents work in a store (describe's `workspaces`): each branch, its base,
- * and a link to the door's diff of the two, where a person reviews (and merges) the work.
+ * and a link to the door's compare view of the two, where a person reviews (and merges) the work.
  * @param {{ workspaces: { activity_id: number, attempt: number, server: string, collection: string, branch: string, base: string, review_url: string | null }[] }} props
  */
 function Workspaces({ workspaces }) {
@@ -137,7 +137,7 @@ function Workspaces({ workspaces }) {
         (w) => html`<tr data-workspace=${w.branch}>
           <td>${w.activity_id}</td><td>${w.attempt}</td><td>${w.server}</td><td class="mono">${w.collection}</td>
           <td class="mono">${w.branch}</td><td class="mono">${w.base}</td>
-          <td>${w.review_url ? html`<a href=${w.review_url} target="_blank" rel="noopener noreferrer" data-review>Diff in the door</a>` : "—"}</td>
+          <td>${w.review_url ? html`<a href=${w.review_url} target="_blank" rel="noopener noreferrer" data-review>Review in the door</a>` : "—"}</td>
         </tr>`,
       )}
     </table></div>`;

@@ -90,7 +90,7 @@ test("approve: the agent's branch is merged and the run completes with the merge
   const described = await w.describe(id);
   assert.equal(
     described.workspaces[0].review_url,
-    `https://door.example/s/shop/c/notes/diff?from=main&to=${branch}`,
+    `https://door.example/s/shop/c/notes/compare/main...${branch.replaceAll(".", "%2E")}`,
   );
   await signal(id, { decision: "approve", message: "Looks good" });
   const run = await w.ended(id);

@@ -22,7 +22,7 @@ export interface Workspace {
   readonly collection: string;
   readonly branch: string;
   readonly base: string;
-  /** The door's diff of the branch against its base, when the server names a door. */
+  /** The door's compare view of the branch against its base, when the action names a door. */
   readonly review_url: string | null;
 }
 
@@ -73,14 +73,18 @@ export async function runWorkspaces(
   return found.sort((a, b) => a.activity_id - b.activity_id || a.attempt - b.attempt);
 }
 
-/** The door's diff view (docs/door.md): `/s/STORE/c/COLL/diff?from=BASE&to=BRANCH`. */
+/**
+ * The door's compare view of the branch against its base, where a person reviews and merges
+ * it (docs/door.md, "Review"): `/s/STORE/c/COLL/compare/BASE...BRANCH`, every dot of a branch
+ * name written %2E so that the one literal `...` separates the two.
+ */
 export function reviewUrl(
   w: { collection: string; branch: string; base: string },
   door: { origin: string; store: string },
 ): string {
-  const path = `/s/${encodeURIComponent(door.store)}/c/${encodeURIComponent(w.collection)}/diff`;
-  const query = new URLSearchParams({ from: w.base, to: w.branch });
-  return `${door.origin.replace(/\/$/, "")}${path}?${query}`;
+  const name = (branch: string) => encodeURIComponent(branch).replaceAll(".", "%2E");
+  const path = `/s/${encodeURIComponent(door.store)}/c/${encodeURIComponent(w.collection)}`;
+  return `${door.origin.replace(/\/$/, "")}${path}/compare/${name(w.base)}...${name(w.branch)}`;
 }
 
 /** Entries were decoded by the transport when they arrived; this picks the workspaces. */

@@ -108,7 +108,7 @@ test("the model is offered the allowed store tools and its writes land on the ru
       collection: "notes",
       branch: `agent-${id}`,
       base: "main",
-      review_url: `https://door.example/s/shop/c/notes/diff?from=main&to=agent-${id}`,
+      review_url: `https://door.example/s/shop/c/notes/compare/main...agent-${id}`,
     },
   ]);
   const cli = skein(["workflow", "describe", id, "-s", w.server.url, "-t", w.token, "-o", "text"]);
