@@ -18,10 +18,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StoreClient } from "../src/store/client/client.ts";
 import { type ScriptedReply, startScriptedModel } from "../src/testing/scripted-model.ts";
-import { percentile } from "./harness.ts";
+import { type BenchCase, knob, percentile, runBench } from "./harness.ts";
 import { bin, DATABASE, storeProcesses } from "./support/store-processes.ts";
 
-const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const CALLS = knob("BENCH_CALLS", 200, 10);
+const WARMUP = knob("BENCH_WARMUP", 20, 2);
+/** The code these figures measure: a change there marks them stale in `bench:report`. */
+const MEASURES = ["src/worker/kinds/agent", "src/store/mcp", "src/store/transport"];
 const world = await storeProcesses("agent-mcp");
 const { root, env, children, spawnUntil, issuer, pass, socketPath, mcpUrl } = world;
 const secretFile = join(root, "agent.secret");
@@ -164,34 +167,54 @@ async function mcpGets(calls: number): Promise<number[]> {
 }
 
 // Warm-up: the first attempt pays for the pass, the branch and the JIT.
-await attempt(20, "store_document_get");
-await socketGets(100);
-await mcpGets(100);
-const viaAgent = await attempt(CALLS, "store_document_get");
-const noCall = await attempt(CALLS, "no_such_tool");
-const socket = await socketGets(CALLS);
-const direct = await mcpGets(CALLS);
+await attempt(WARMUP, "store_document_get");
+await socketGets(WARMUP * 5);
+await mcpGets(WARMUP * 5);
 
-const ms = (v: number) => `${v.toFixed(3)} ms`.padStart(11);
-const perSecond = (xs: number[]) =>
-  String(Math.round(xs.length / (xs.reduce((a, b) => a + b, 0) / 1000))).padStart(8);
-console.log(`bench:agent-mcp  (${CALLS} document_get calls each; mcp-http at ${mcpUrl.href})`);
-console.log("path                                   calls/s       p50         p99");
-for (const [name, xs] of [
-  ["agent turn, MCP call (worker→mcp-http→store)", viaAgent],
-  ["agent turn, no request (unknown tool)", noCall],
-  ["SDK client → mcp-http → store", direct],
-  ["socket (StoreClient)", socket],
-] as const) {
-  console.log(
-    `${name.padEnd(44)} ${perSecond(xs)} ${ms(percentile(xs, 50))} ${ms(percentile(xs, 99))}`,
-  );
-}
-const added = percentile(viaAgent, 50) - percentile(noCall, 50);
-console.log(`p50 added per call through the agent worker:     ${ms(added)}`);
-console.log(
-  `p50 added over the socket verb:                   ${ms(added - percentile(socket, 50))}`,
-);
+const round = (v: number) => Number(v.toFixed(3));
+const perSecond = (xs: number[]) => Math.round(xs.length / (xs.reduce((a, b) => a + b, 0) / 1000));
+const figures = (xs: number[]) => ({
+  calls_per_s: perSecond(xs),
+  p50_ms: round(percentile(xs, 50)),
+  p99_ms: round(percentile(xs, 99)),
+});
+const noCall: number[] = [];
+const socket: number[] = [];
+const cases: BenchCase[] = [
+  {
+    name: `agent turn with no request (unknown tool), ${CALLS} turns`,
+    async run() {
+      noCall.push(...(await attempt(CALLS, "no_such_tool")));
+      return figures(noCall);
+    },
+  },
+  {
+    name: `socket document.get (StoreClient), ${CALLS} calls`,
+    async run() {
+      socket.push(...(await socketGets(CALLS)));
+      return figures(socket);
+    },
+  },
+  {
+    name: `SDK client → mcp-http → store document_get, ${CALLS} calls`,
+    async run() {
+      return figures(await mcpGets(CALLS));
+    },
+  },
+  {
+    name: `agent turn with an MCP document_get (worker → mcp-http → store), ${CALLS} turns`,
+    async run() {
+      const viaAgent = await attempt(CALLS, "store_document_get");
+      const added = percentile(viaAgent, 50) - percentile(noCall, 50);
+      return {
+        ...figures(viaAgent),
+        p50_added_per_call_ms: round(added),
+        p50_added_over_socket_ms: round(added - percentile(socket, 50)),
+      };
+    },
+  },
+];
+await runBench("agent-mcp", { measures: MEASURES }, cases);
 await model.close();
 await world.stop();
 process.exit(0);
