@@ -21,8 +21,6 @@ import { EmbedSupervisor } from "./supervisor.ts";
 import { EmbedWalker } from "./walk.ts";
 import { WriterGate } from "./writer-gate.ts";
 
-export type { EmbedKind, TextVectors } from "./embedder.ts";
-
 export class EmbedService implements Embedder {
   readonly settings: EmbedSettings;
   readonly #documents: EmbedSupervisor;
