@@ -19,11 +19,12 @@ import { useState } from "/vendor/hooks.mjs";
  * @typedef {{ version: number, time: string, author: string, message?: string, parents?: number[] }} Receipt
  * @typedef {{ key: string, base?: unknown, ours?: unknown, theirs?: unknown }} Conflict
  * @typedef {{ outcome: string, base: number | null, ours: number, theirs: number, applied: number,
- *   conflicts: Conflict[], conflict_count: number, receipt: Receipt | null }} MergeResult
+ *   conflicts: Conflict[], conflict_count: number, receipt: Receipt | null,
+ *   allowed?: boolean }} MergeResult
  * @typedef {{ key: string, type: string, from?: unknown, to?: unknown }} ChangeRow
  * @typedef {{ preview: MergeResult | null, denied: import("/kit.js").Failure | null,
  *   ancestor: number | null, from: { branch: string, version: number | string },
- *   ahead: Receipt[], behind: number, more: boolean }} Comparison
+ *   ahead: Receipt[], behind: number, more: boolean, moreBehind: boolean }} Comparison
  */
 
 /** Changes per page of the compare view: one changes.list call each. */
@@ -101,14 +102,17 @@ async function compare(r, base, head) {
   const ancestor = preview ? preview.base : ancestorOf(headPage.rows, basePage.rows);
   const newer = (rows) => (ancestor === null ? rows : rows.filter((row) => row.version > ancestor));
   const ahead = newer(headPage.rows);
+  const behind = newer(basePage.rows).length;
   return {
     preview,
     denied,
     ancestor,
     from: await diffStart(r, base, head, ancestor),
     ahead,
-    behind: newer(basePage.rows).length,
+    behind,
+    // Only the newest HISTORY heads are read: a count that fills them all is a lower bound.
     more: headPage.next !== null && ahead.length === headPage.rows.length,
+    moreBehind: basePage.next !== null && behind === basePage.rows.length,
   };
 }
 
@@ -173,7 +177,7 @@ export function Compare({ r }) {
       ${(/** @type {Comparison} */ c) => html`
         <div class="panel counts" data-ahead=${c.ahead.length} data-behind=${c.behind}>
           <strong>${head}</strong>${" is "}<strong class="ahead">${c.ahead.length}${c.more ? "+" : ""}</strong>
-          ${" version(s) ahead of and "}<strong class="behind">${c.behind}</strong>${" behind "}
+          ${" version(s) ahead of and "}<strong class="behind">${c.behind}${c.moreBehind ? "+" : ""}</strong>${" behind "}
           <strong>${base}</strong>
           <span class="muted">${c.ancestor === null ? " (no common ancestor found)" : ` since their common ancestor v${c.ancestor}`}</span>
         </div>

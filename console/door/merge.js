@@ -107,6 +107,10 @@ function blocked(c, plan, strategy, explicit, base) {
   const preview = c.preview;
   if (c.denied) return `You may not merge into ${base}: ${c.denied.message} (${c.denied.code})`;
   if (preview === null) return "There is no preview.";
+  // `allowed` comes with a preview when the store decides acts with an identity provider.
+  if (preview.allowed === false) {
+    return `You may not merge into ${base}: branches.merge is not allowed (permission_denied)`;
+  }
   if (preview.outcome === "up_to_date")
     return `${base} already holds every change: nothing to merge.`;
   if (plan.invalid.length > 0) return `The edited value of ${plan.invalid[0]} is not JSON.`;
@@ -121,7 +125,7 @@ function blocked(c, plan, strategy, explicit, base) {
 
 function outcomeText(c, base, head) {
   const p = c.preview;
-  if (p === null) return "The preview needs write on the target: only the changes are shown.";
+  if (p === null) return "The preview needs read on both branches: only the changes are shown.";
   if (p.outcome === "fast_forward")
     return `Fast-forward: ${base} moves to ${head}'s version v${p.theirs}.`;
   if (p.outcome === "up_to_date") return `Up to date: ${base} already holds ${head}.`;

@@ -59,6 +59,8 @@ export function RevertPanel({ r, version, done }) {
       ${(p) => {
         const nothing = p.outcome === "up_to_date";
         const unresolved = p.conflict_count > 0 && strategy === "fail";
+        // Present when the store decides acts with an identity provider: a reader previews.
+        const denied = p.allowed === false;
         return html`<p class="outcome" data-outcome=${p.outcome}>
             ${nothing ? "Nothing to revert: the branch no longer holds these changes." : `${p.applied} key(s) restored, ${p.conflict_count} conflict(s).`}
           </p>
@@ -75,10 +77,16 @@ export function RevertPanel({ r, version, done }) {
             </select>
             <input name="message" placeholder=${`revert version ${version}`} value=${message}
               onInput=${(e) => setMessage(e.target.value)} />
-            <button class="primary" disabled=${nothing || unresolved} onClick=${() => revert(p)}>Revert</button>
+            <button class="primary" disabled=${nothing || unresolved || denied} onClick=${() => revert(p)}>Revert</button>
             <button onClick=${() => done(null)}>Cancel</button>
           </p>
-          ${unresolved ? html`<p class="muted reason">Choose ours or theirs for the conflicts.</p>` : ""}`;
+          ${
+            denied
+              ? html`<p class="muted reason">You may not revert on ${r.branch}: branches.revert is not allowed (permission_denied)</p>`
+              : unresolved
+                ? html`<p class="muted reason">Choose ours or theirs for the conflicts.</p>`
+                : ""
+          }`;
       }}
     <//>
     <${ErrorBox} error=${error} />

@@ -89,6 +89,8 @@ export interface ActArgs {
   readonly key?: string;
   readonly keys?: readonly string[];
   readonly records?: readonly { key: string }[];
+  /** A merge's or revert's preview: writes nothing (see `previews`). */
+  readonly dry_run?: boolean;
 }
 
 /**
@@ -125,7 +127,16 @@ export type Act = (
   | { readonly kind: "one"; resource(database: string, args: ActArgs): Resource }
   | { readonly kind: "each"; resources(database: string, args: ActArgs): Resource[] }
   | ({ readonly kind: "rows" } & RowsRule)
-) & { readonly reads?: Reads };
+) & {
+  readonly reads?: Reads;
+  /**
+   * With `dry_run`, the verb writes nothing and answers what its own resources and its refs
+   * hold: it is decided `READ_ACTION` on them, so a reviewer who may read both branches sees
+   * the preview. The verb's own act is asked in the same batch and answered as the
+   * preview's `allowed`, so the reviewer also learns whether the act itself would be refused.
+   */
+  readonly previews?: true;
+};
 
 const db = (d: string) => databaseResource(d);
 const coll = (d: string, a: ActArgs) => collectionResource(d, a.collection!);
@@ -198,9 +209,10 @@ export const ACTS: Readonly<Record<string, Act>> = {
     // Writes `into`; reads the branch `from` names.
     resources: (d, a) => [branchResource(d, a.collection!, a.into!)],
     reads: (a) => otherThan(a.into!, refBranch(a.from, a.into!)),
+    previews: true,
   },
   // Writes the branch; its changes are read from the version `version` names.
-  "branches.revert": { kind: "one", resource: branch, reads: versionReads },
+  "branches.revert": { kind: "one", resource: branch, reads: versionReads, previews: true },
   "tags.create": {
     kind: "one",
     resource: (d, a) => branchResource(d, a.collection!, readBranch(a)),

@@ -98,6 +98,8 @@ export class IdpGate {
     }));
     if (act.kind === "rows") return this.#page(principal, verb, act, args, sent, reads);
     const own = act.kind === "one" ? [act.resource(database, args)] : act.resources(database, args);
+    if (act.previews === true && args.dry_run === true)
+      return this.#preview(principal, verb, own, reads);
     const questions = [...own.map((resource) => ({ action: verb, resource })), ...reads];
     const decisions =
       questions.length === 1
@@ -107,6 +109,29 @@ export class IdpGate {
       throw storeError("permission_denied", `${verb} is not allowed`);
     }
     return this.#placed(verb, args);
+  }
+
+  /**
+   * A dry run of a verb that `previews`: read on its own resources and its refs' branches
+   * admits it; the verb's own act, asked in the same batch, becomes the answer's `allowed`.
+   */
+  async #preview(
+    principal: Principal,
+    verb: string,
+    own: readonly Resource[],
+    reads: readonly Question[],
+  ): Promise<Admission> {
+    const read = [...own.map((resource) => ({ action: READ_ACTION, resource })), ...reads];
+    const acts = own.map((resource) => ({ action: verb, resource }));
+    const decisions = await this.#parts.evaluator.ask(principal, [...read, ...acts], "execute_all");
+    if (
+      decisions.length < read.length + acts.length ||
+      !decisions.slice(0, read.length).every((d) => d)
+    ) {
+      throw storeError("permission_denied", `${verb} is not allowed, not even as a dry run`);
+    }
+    const allowed = decisions.slice(read.length).every((d) => d);
+    return { onResult: async (result) => ({ ...(result as object), allowed }) };
   }
 
   /**

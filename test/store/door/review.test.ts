@@ -1,8 +1,8 @@
 // Review in the door (#34), in Debian's Chromium against real skein-idp, skein-store serve and
 // door processes: the compare view of a branch, a fast-forward and a three-way merge with
 // per-conflict resolutions (checked over the socket), a stale preview refused, a revert, a
-// tag created and opened, a reader who cannot merge, markup in keys and values kept as text,
-// and compare URLs that open from a reload for dotted branch names. The compare and merge
+// tag created and opened, a reader who previews but cannot merge or revert, markup in keys
+// and values kept as text, and compare URLs that open from a reload for dotted branch names. The compare and merge
 // views are photographed into docs/ with SKEIN_DOOR_SCREENSHOTS=1 (else a temp folder).
 
 import assert from "node:assert/strict";
@@ -85,6 +85,27 @@ async function reviewer(name: "alice" | "bob", path: string): Promise<Page> {
   page.on("dialog", (dialog) => void dialog.accept());
   await signIn(page, world, name, path);
   return page;
+}
+
+/** A collection whose newest version is a mistake, and `name`'s revert panel of it, previewed. */
+async function revertPanel(name: "alice" | "bob", collection: string) {
+  const admin = world.admin;
+  await admin.call("collections.create", { collection });
+  await admin.put(collection, [{ key: "keep", value: 1 }]);
+  const bad = (await admin.call("document.put", {
+    collection,
+    key: "oops",
+    value: "mistake",
+    message: "a mistake",
+  })) as Receipt;
+  const page = await reviewer(name, `/s/shop/c/${collection}/b/main`);
+  await page
+    .locator(`tr[data-version="${bad.version}"]`)
+    .getByRole("button", { name: "Revert" })
+    .click();
+  const panel = page.locator(".revert");
+  await panel.locator('.outcome[data-outcome="reverted"]').waitFor();
+  return { page, panel, bad };
 }
 
 describe("review in the door, in Chromium", { skip }, () => {
@@ -205,22 +226,7 @@ describe("review in the door, in Chromium", { skip }, () => {
   });
 
   test("revert a version from the history view", async () => {
-    const admin = world.admin;
-    await admin.call("collections.create", { collection: "rv" });
-    await admin.put("rv", [{ key: "keep", value: 1 }]);
-    const bad = (await admin.call("document.put", {
-      collection: "rv",
-      key: "oops",
-      value: "mistake",
-      message: "a mistake",
-    })) as Receipt;
-    const page = await reviewer("alice", "/s/shop/c/rv/b/main");
-    await page
-      .locator(`tr[data-version="${bad.version}"]`)
-      .getByRole("button", { name: "Revert" })
-      .click();
-    const panel = page.locator(".revert");
-    await panel.locator('.outcome[data-outcome="reverted"]').waitFor();
+    const { page, panel, bad } = await revertPanel("alice", "rv");
     await panel.getByRole("button", { name: "Revert" }).click();
     const status = page.getByRole("status");
     await status.waitFor();
@@ -230,6 +236,17 @@ describe("review in the door, in Chromium", { skip }, () => {
     );
     assert.equal((await get("rv", "oops")).found, false);
     assert.equal((await get("rv", "keep")).value, 1);
+    await page.context().close();
+  });
+
+  test("a reader previews a revert and finds it disabled, with the reason", async () => {
+    const { page, panel } = await revertPanel("bob", "rr");
+    assert.equal(await panel.getByRole("button", { name: "Revert" }).isDisabled(), true);
+    assert.match(
+      (await panel.locator(".reason").textContent()) ?? "",
+      /You may not revert on main: .*\(permission_denied\)/,
+    );
+    assert.equal((await get("rr", "oops")).value, "mistake");
     await page.context().close();
   });
 
@@ -252,10 +269,11 @@ describe("review in the door, in Chromium", { skip }, () => {
     await page.context().close();
   });
 
-  test("a reader sees the changes and no enabled merge, with the reason", async () => {
+  test("a reader sees the preview and no enabled merge, with the reason", async () => {
     await reviewed("rd");
     const page = await reviewer("bob", "/s/shop/c/rd/compare/main...agent");
-    await page.locator('.outcome[data-outcome="denied"]').waitFor();
+    // The dry run is decided as a read of both branches: bob previews what he may not merge.
+    await page.locator('.outcome[data-outcome="fast_forward"]').waitFor();
     const merge = page.getByRole("button", { name: "Merge" });
     assert.equal(await merge.isDisabled(), true);
     assert.match(
