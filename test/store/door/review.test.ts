@@ -2,8 +2,9 @@
 // door processes: the compare view of a branch, a fast-forward and a three-way merge with
 // per-conflict resolutions (checked over the socket), a stale preview refused, a revert, a
 // tag created and opened, a reader who previews but cannot merge or revert, markup in keys
-// and values kept as text, and compare URLs that open from a reload for dotted branch names. The compare and merge
-// views are photographed into docs/ with SKEIN_DOOR_SCREENSHOTS=1 (else a temp folder).
+// and values kept as text, compare URLs that open from a reload for dotted branch names, and
+// the review link an agent's run shows. The compare and merge views are photographed into
+// docs/ with SKEIN_DOOR_SCREENSHOTS=1 (else a temp folder).
 
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
+import { reviewUrl } from "../../../src/workflow/runs/workspaces.ts";
 import { doorInChromium, signIn } from "./support.ts";
 
 const shots =
@@ -334,6 +336,17 @@ describe("review in the door, in Chromium", { skip }, () => {
         ["0", JSON.stringify(branch)],
         branch,
       );
+    }
+    // The link an agent's run shows (the workflow server writes it) opens the same view.
+    for (const branch of branches) {
+      await page.goto(
+        reviewUrl(
+          { collection: "names", branch, base: "main" },
+          { origin: world.origin, store: "shop" },
+        ),
+      );
+      await page.getByRole("heading", { name: `Compare main … ${branch}` }).waitFor();
+      assert.equal(await page.locator(".counts").getAttribute("data-ahead"), "1", branch);
     }
     // Typed by hand, with plain dots: split at the first "...".
     for (const [typed, base, branch] of [
