@@ -144,6 +144,8 @@ export function MergePanel({ r, base, head, comparison, refresh }) {
   const explicit = choices.size > 0;
   const plan = resolutionPlan(conflicts, choices, strategy);
   const reason = blocked(c, plan, strategy, explicit, base);
+  // A fast-forward moves BASE to HEAD's version and writes no commit to carry a message.
+  const fastForward = c.preview?.outcome === "fast_forward";
   const choose = (key) => (/** @type {Choice} */ choice) =>
     setChoices(new Map(choices).set(key, choice));
   const merge = async () => {
@@ -203,8 +205,9 @@ export function MergePanel({ r, base, head, comparison, refresh }) {
       <select name="strategy" value=${strategy} onChange=${(e) => setStrategy(e.target.value)}>
         <option value="fail">fail</option><option value="ours">ours</option><option value="theirs">theirs</option>
       </select>
-      <input name="message" placeholder=${`merge ${head} into ${base}`} value=${message}
-        onInput=${(e) => setMessage(e.target.value)} />
+      <input name="message" value=${message} onInput=${(e) => setMessage(e.target.value)}
+        disabled=${fastForward}
+        placeholder=${fastForward ? "a fast-forward makes no version: no message" : `merge ${head} into ${base}`} />
       <button class="primary" disabled=${reason !== null || busy} onClick=${merge}>Merge</button>
     </p>
     ${reason ? html`<p class="muted reason">${reason}</p>` : ""}

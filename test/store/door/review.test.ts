@@ -148,6 +148,8 @@ describe("review in the door, in Chromium", { skip }, () => {
     const agentHead = await head("ff", "agent");
     const page = await reviewer("alice", "/s/shop/c/ff/compare/main...agent");
     await page.locator('.outcome[data-outcome="fast_forward"]').waitFor();
+    // A fast-forward writes no version, so it takes no message.
+    assert.equal(await page.locator('.merge input[name="message"]').isDisabled(), true);
     await page.getByRole("button", { name: "Merge" }).click();
     const status = page.getByRole("status");
     await status.waitFor();
