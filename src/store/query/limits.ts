@@ -49,3 +49,15 @@ export const QUERY_CODE_BYTES = 1 << 20;
  * expression (at most 64 levels, expression.ts), always fits.
  */
 export const QUERY_OUTPUT_DEPTH = 256;
+
+/**
+ * QuickJS's own stack limit for a query (its stack is the WebAssembly module's shadow stack,
+ * and each of its frames also takes frames of the worker's native stack). Without a limit a
+ * deep recursion overflows the native stack first, which breaks the module; at 128 KiB every
+ * recursion through calls, getters, proxies, callbacks and JSON.parse stops inside the
+ * sandbox as `InternalError: stack overflow` (about 680 frames of a one-line function), and
+ * the module serves the next query. Deep nesting in the source text or a deep value handed
+ * to JSON.stringify can still reach the native limit: that is a `query_code_error` too, and
+ * the module is replaced (sandbox-memory.ts, `classify`).
+ */
+export const QUERY_STACK_BYTES = 128 * 1024;

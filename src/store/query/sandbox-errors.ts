@@ -14,9 +14,12 @@ export const SANDBOX_MESSAGE_BYTES = 1024;
 
 export class SandboxError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** The failure left the WebAssembly module unusable: the next query needs a new one. */
+  readonly brokeModule: boolean;
+  constructor(code: string, message: string, brokeModule = false) {
     super(message);
     this.code = code;
+    this.brokeModule = brokeModule;
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type QuickJSSyncVariant,
   type QuickJSWASMModule,
 } from "quickjs-emscripten-core";
+import { QUERY_STACK_BYTES } from "./limits.ts";
 import { DRIVER } from "./sandbox-driver.ts";
 import { SANDBOX_MESSAGE_BYTES, SandboxError, unwrap } from "./sandbox-errors.ts";
 
@@ -107,6 +108,7 @@ async function freshRuntime(memoryBytes: number): Promise<Fresh> {
   const owner = await moduleFor(memoryBytes);
   const runtime = owner.module.newRuntime();
   runtime.setMemoryLimit(memoryBytes);
+  runtime.setMaxStackSize(QUERY_STACK_BYTES);
   const context = runtime.newContext();
   try {
     return {
@@ -178,6 +180,15 @@ export function disposeParts(parts: { runtime: QuickJSRuntime; context: QuickJSC
 /** A trap of the WebAssembly module at its memory ceiling is the memory limit. */
 export function classify(error: unknown, memory: Memory): SandboxError {
   if (error instanceof SandboxError) return error;
+  // The worker's native stack overflowed under the module's frames: the query's own doing
+  // (limits.ts, QUERY_STACK_BYTES), but the module's shadow stack was never unwound.
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new SandboxError(
+      "query_code_error",
+      "the query nested too deeply for the sandbox's stack (a recursion, or deeply nested code or values)",
+      true,
+    );
+  }
   const full = memory.memory.buffer.byteLength + 4 * PAGE_BYTES >= memory.maximumBytes;
   if (full || (error instanceof Error && /memory/i.test(error.message))) {
     return new SandboxError("query_memory_limit", "the query needed more than query_memory_bytes");

@@ -26,6 +26,8 @@ import {
 
 export class Sandbox {
   readonly #runtime: QuickJSRuntime;
+  /** The module broke under this sandbox (a native stack overflow): nothing in it is freed. */
+  #broken = false;
   readonly #context: QuickJSContext;
   readonly #memory: Memory;
   readonly #run: QuickJSHandle;
@@ -85,10 +87,14 @@ export class Sandbox {
       );
       return new Sandbox(parts, run, limits);
     } catch (error) {
-      for (const handle of handles.splice(0)) handle.dispose();
-      disposeParts(parts);
       const refusal = classify(error, owner.memory);
-      if (refusal.code !== "query_code_error") dropModule();
+      // A broken module is dropped whole: freeing into it would trip QuickJS's own asserts.
+      if (refusal.brokeModule) handles.splice(0);
+      else {
+        for (const handle of handles.splice(0)) handle.dispose();
+        disposeParts(parts);
+      }
+      if (refusal.code !== "query_code_error" || refusal.brokeModule) dropModule();
       throw refusal;
     } finally {
       for (const handle of handles) handle.dispose();
@@ -118,14 +124,15 @@ export class Sandbox {
       const refusal = classify(error, this.#memory);
       // After a limit or a trap the module's heap may be fragmented or broken: the next
       // query gets a new one. A query that merely threw leaves it as it found it.
-      if (refusal.code !== "query_code_error" && refusal.code !== "query_output_limit") {
-        dropModule();
-      }
+      const clean = refusal.code === "query_code_error" || refusal.code === "query_output_limit";
+      if (!clean || refusal.brokeModule) dropModule();
+      this.#broken = refusal.brokeModule;
       throw refusal;
     }
   }
 
   dispose(): void {
+    if (this.#broken) return;
     try {
       this.#run.dispose();
     } catch {

@@ -167,6 +167,29 @@ describe("hostile queries against the shipped worker", async () => {
     await stillWorks();
   });
 
+  test("stack overflows are query_code_error, and the worker lives on", async () => {
+    const [pid] = queries.workerPids;
+    const deep = `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`;
+    const cases = [
+      // Stopped by QuickJS's own stack limit, inside the sandbox.
+      [`(r) => { const f = (n) => f(n + 1) + 1; return f(0); }`, /stack overflow/],
+      [`(r) => { const o = { get x() { return this.x; } }; return o.x; }`, /stack overflow/],
+      [`(r) => JSON.parse("${"[".repeat(100_000)}")`, /stack overflow/],
+      // Past it, on the worker's native stack: the module is replaced, the worker stays.
+      [`(r) => ${deep}`, /nested too deeply/],
+      [
+        `(r) => { let o = {}; for (let i = 0; i < 100000; i++) o = { o }; return JSON.stringify(o).length; }`,
+        /nested too deeply/,
+      ],
+    ] as const;
+    for (const [code, message] of cases) {
+      const error = await refused(run(code), "query_code_error");
+      assert.match(error.message, message, code.slice(0, 80));
+      await stillWorks();
+    }
+    assert.deepEqual(queries.workerPids, [pid], "the worker survived");
+  });
+
   test("an output flood is query_output_limit", async () => {
     await refused(run("() => new Array(1e6).fill(1)"), "query_output_limit");
     await stillWorks();
