@@ -28,7 +28,9 @@ const strategy = {
 };
 const dryRun = {
   type: "boolean",
-  description: "Compute the result and conflicts; commit nothing.",
+  description:
+    "Compute the result and conflicts; commit nothing. Decided as a read of the branches " +
+    "involved; the answer's allowed says whether the same call without dry_run is allowed.",
 };
 const mergeResult = {
   type: "object",
@@ -42,6 +44,8 @@ const mergeResult = {
     applied: { type: "integer" },
     conflicts: { type: "array", items: { type: "object" } },
     conflict_count: { type: "integer" },
+    // A dry run on a store with `idp`: whether the same call without dry_run is allowed.
+    allowed: { type: "boolean" },
   },
   required: ["outcome", "committed", "conflicts", "conflict_count"],
 };
@@ -56,7 +60,8 @@ export const VERSIONING_TOOLS: readonly ToolSpec[] = [
       "`into`: a fast-forward when into has not moved, otherwise a three-way merge from the " +
       "common ancestor and a merge commit. Conflicts (both sides changed a key differently) " +
       "come back as {key, base, ours, theirs}; with strategy fail (default) a conflict " +
-      "refuses the merge (merge_conflict) and nothing is committed. Use dry_run to preview.",
+      "refuses the merge (merge_conflict) and nothing is committed. Use dry_run to preview: " +
+      "it needs only read on both branches and answers allowed, whether you may merge.",
     inputSchema: input(
       { collection, from: ref, into: branch, strategy, dry_run: dryRun, message, author },
       ["collection", "from", "into"],
