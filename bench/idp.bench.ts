@@ -8,6 +8,10 @@
  *   requests it sent to the IdP (the goal is one batch round trip).
  *
  * Goal: a decided get adds at most 0.3 ms p50 over loopback. Nothing is asserted.
+ *
+ * `SKEIN_BENCH_IDP_PROFILE=DIR` also writes a CPU profile of `skein-idp` into DIR (the IdP
+ * is stopped with SIGTERM so it writes one); run the bench itself under
+ * `node --cpu-prof --cpu-prof-dir DIR` for the store's side of the round trip.
  */
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -28,6 +32,7 @@ const MEASURES = ["src/store/idp", "src/idp"];
 const GETS_PER_CLIENT = knob("BENCH_GETS", 2_000, 50);
 const LIST_PAGES = knob("BENCH_LIST_PAGES", 20, 2);
 const DATABASE = "bench";
+const PROFILE_DIR = process.env.SKEIN_BENCH_IDP_PROFILE;
 const IDP_BIN = fileURLToPath(new URL("../bin/skein-idp.ts", import.meta.url));
 
 const root = mkdtempSync(join(tmpdir(), "skein-bench-idp-"));
@@ -48,7 +53,15 @@ const idpCli = (...args: string[]) => {
 
 const child = spawn(
   process.execPath,
-  [IDP_BIN, "serve", "--data-dir", idpDir, "--listen", "127.0.0.1:0"],
+  [
+    ...(PROFILE_DIR === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR]),
+    IDP_BIN,
+    "serve",
+    "--data-dir",
+    idpDir,
+    "--listen",
+    "127.0.0.1:0",
+  ],
   {
     stdio: ["ignore", "pipe", "ignore"],
     env: { ...process.env, SKEIN_LOG_LEVEL: "warn" },
@@ -198,4 +211,10 @@ await off.server.close();
 gate.close();
 await on.store.close();
 await off.store.close();
+if (PROFILE_DIR !== undefined) {
+  // SIGKILL (the exit handler's) would lose the IdP's profile: it writes one as it stops.
+  const stopped = new Promise((done) => child.once("exit", done));
+  child.kill("SIGTERM");
+  await stopped;
+}
 process.exit(0);

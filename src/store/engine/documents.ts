@@ -19,6 +19,7 @@ import {
 import type { StoreContext } from "./context.ts";
 import { type Page, pageOf } from "./paging.ts";
 import { type Ref, resolveRef } from "./refs.ts";
+import { loadBranch } from "./versions.ts";
 
 export interface DocumentRecord {
   readonly key: string;
@@ -37,7 +38,11 @@ export function getDocument(
   where: Where,
   key: string,
 ): { found: boolean; value?: unknown; version: number } {
-  const { version } = resolveRef(ctx, where.collection, where.branch, where.version);
+  // The head needs no ref resolution (the common read): no Resolved object per get.
+  const version =
+    where.version === undefined
+      ? loadBranch(ctx, where.collection, where.branch).head
+      : resolveRef(ctx, where.collection, where.branch, where.version).version;
   const shard = ctx.shardOf(key);
   const text = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
   if (text === undefined) return { found: false, version: version.version };

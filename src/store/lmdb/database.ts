@@ -233,5 +233,7 @@ function notWritten(error: unknown): SkeinError {
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {
+  // The node codec's bytes are Buffers already (views of its arena): no second view each.
+  if (Buffer.isBuffer(bytes)) return bytes;
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

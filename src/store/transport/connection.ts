@@ -207,16 +207,17 @@ export function serveConnection(
   };
   const decided = (sent: Request) => {
     let request = sent;
+    let decoded: unknown;
     const admitted = principal!.then((who) => {
       // A sealed page position is opened first: the verb runs from the real one.
       const opened = gate!.openPosition(sent.verb, sent.args);
       request = { ...sent, args: opened.args };
+      // Decoded once: the verb runs from these args too (a put's records are not walked twice).
+      decoded = decodeArgs(request.verb, request.args);
       return gate!.admit(
         who,
         request.verb,
-        tagRefsAsBranches(decodeArgs(request.verb, request.args) as ActArgs, (c, n) =>
-          store.tagBranch(c, n),
-        ),
+        tagRefsAsBranches(decoded as ActArgs, (c, n) => store.tagBranch(c, n)),
         { raw: sent.args, chosen: opened.chosen, carried: opened.carried },
       );
     });
@@ -227,7 +228,7 @@ export function serveConnection(
           if (session !== undefined) {
             const as = admission.isolated === true ? { ...session, isolated: true } : session;
             const item = { request, session: as };
-            enqueue({ ...item, send: afterAct(item, admission, enqueue, send) });
+            enqueue({ ...item, decoded, send: afterAct(item, admission, enqueue, send) });
           }
         },
         (error: unknown) => {

@@ -16,7 +16,7 @@ import { committedBranch } from "../embed/writer-gate.ts";
 import type { Store } from "../engine/index.ts";
 import { storeError } from "../errors.ts";
 import type { Request, Response } from "./protocol.ts";
-import { PIPELINED_VERBS, runVerb, type Session, type VerbServices } from "./verbs.ts";
+import { PIPELINED_VERBS, runDecoded, runVerb, type Session, type VerbServices } from "./verbs.ts";
 
 /** Told of each queued request's answer: its verb, `ok` or the refusal code, seconds. */
 export type VerbObserver = (verb: string, outcome: string, seconds: number) => void;
@@ -25,6 +25,8 @@ export interface Queued {
   readonly request: Request;
   readonly session: Session;
   readonly send: (response: Response) => void;
+  /** `request.args` decoded already (by the identity gate, which decides from them). */
+  readonly decoded?: unknown;
   /** A commit's deadline for waiting on an embedding commit (set at its first wait). */
   admitBy?: number;
 }
@@ -129,7 +131,10 @@ function observed(item: Queued, observe: VerbObserver): Queued {
 function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {
   const { request, session } = item;
   try {
-    const result = runVerb(store, request.verb, request.args, session, services);
+    const result =
+      item.decoded === undefined
+        ? runVerb(store, request.verb, request.args, session, services)
+        : runDecoded(store, request.verb, item.decoded, session, services);
     if (result instanceof Promise) {
       return result.then(
         (value: unknown): Response => ({ id: request.id, ok: true, result: value }),

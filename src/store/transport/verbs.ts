@@ -184,20 +184,18 @@ export function runVerb(
   session: Session,
   services: VerbServices = NO_SERVICES,
 ): unknown {
-  if (!Object.hasOwn(handlers, verb)) {
-    throw storeError("unknown_verb", `unknown verb ${JSON.stringify(verb)}`);
-  }
+  return runDecoded(store, verb, decodeArgs(verb, args), session, services);
+}
+
+/** Runs a verb from args `decodeArgs` already decoded (the identity gate decodes them first). */
+export function runDecoded(
+  store: Store,
+  verb: string,
+  decoded: unknown,
+  session: Session,
+  services: VerbServices = NO_SERVICES,
+): unknown {
   const name = verb as keyof Requests;
-  const decoder = requests[name] as Decoder<unknown>;
-  let decoded: unknown;
-  try {
-    decoded = decodeOrThrow(decoder, args ?? {});
-  } catch (error) {
-    if (error instanceof DecodeError) {
-      throw storeError("invalid_request", `${verb}: ${error.message}`);
-    }
-    throw error;
-  }
   return (handlers[name] as Handler<typeof name>)(store, decoded as never, session, services);
 }
 
