@@ -15,6 +15,7 @@
 import { Worker } from "node:worker_threads";
 import type { SkeinError } from "../../../common/errors.ts";
 import { isWorkflowErrorCode, workflowError } from "../../errors.ts";
+import { encodeBatch } from "../sql/run-commit.ts";
 import type {
   BackupResult,
   DeploymentStore,
@@ -43,7 +44,10 @@ const METHODS = {
     keyof DeploymentStore,
     true
   >,
-  transcripts: { append: true, list: true } satisfies Record<keyof TranscriptStore, true>,
+  transcripts: { append: true, list: true, attempts: true } satisfies Record<
+    keyof TranscriptStore,
+    true
+  >,
   definitions: {
     register: true,
     get: true,
@@ -89,7 +93,14 @@ export class ThreadedSqliteStore implements WorkflowStore {
     this.namespaces = this.#remote("namespaces");
     this.deployments = this.#remote("deployments");
     this.transcripts = this.#remote("transcripts");
-    this.workflows = { definitions: this.#remote("definitions"), runs: this.#remote("runs") };
+    const runs: RunStore = this.#remote("runs");
+    // The batch is encoded here, so only strings and numbers cross to the thread
+    // (sql/run-commit.ts); the thread writes it with `SqlRunStore.commitEncoded`.
+    runs.commit = async (batch) => {
+      const encoded = encodeBatch(batch);
+      if (encoded !== null) await this.#call("runs", "commitEncoded", [encoded]);
+    };
+    this.workflows = { definitions: this.#remote("definitions"), runs };
     thread.on("message", (answer: Answer) => this.#answered(answer));
     thread.on("error", (error) => this.#fail(`the storage thread failed: ${error.message}`));
     thread.on("exit", () => this.#fail("the storage thread exited"));
