@@ -83,6 +83,8 @@ export class ThreadedSqliteStore implements WorkflowStore {
   readonly #thread: Worker;
   readonly #waiters = new Map<number, Waiter>();
   #nextId = 1;
+  /** Calls made in this turn of the loop, not yet posted. */
+  #requests: Request[] = [];
   #broken: SkeinError | undefined;
   #closed: Promise<void> | undefined;
 
@@ -101,7 +103,9 @@ export class ThreadedSqliteStore implements WorkflowStore {
       if (encoded !== null) await this.#call("runs", "commitEncoded", [encoded]);
     };
     this.workflows = { definitions: this.#remote("definitions"), runs };
-    thread.on("message", (answer: Answer) => this.#answered(answer));
+    thread.on("message", (answers: Answer[]) => {
+      for (const answer of answers) this.#answered(answer);
+    });
     thread.on("error", (error) => this.#fail(`the storage thread failed: ${error.message}`));
     thread.on("exit", () => this.#fail("the storage thread exited"));
   }
@@ -167,9 +171,16 @@ export class ThreadedSqliteStore implements WorkflowStore {
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     return new Promise((resolve, reject) => {
       this.#waiters.set(request.id, { resolve, reject });
-      this.#thread.postMessage(request);
+      if (this.#requests.push(request) === 1) setImmediate(this.#post);
     });
   }
+
+  /** Posts the calls made during this turn of the loop as one message, in the order made. */
+  readonly #post = () => {
+    const requests = this.#requests;
+    this.#requests = [];
+    this.#thread.postMessage(requests);
+  };
 
   #answered(answer: Answer): void {
     if (answer.type !== "result" && answer.type !== "error") return;
