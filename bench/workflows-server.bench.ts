@@ -25,13 +25,26 @@
  * Knobs: BENCH_WORKFLOWS (10000), BENCH_STEPS (10), BENCH_WARMUP (500),
  * BENCH_SERIAL_WORKFLOWS (200), BENCH_POSTGRES_URL (run on PostgreSQL storage instead, in a
  * fresh schema dropped afterwards: `postgres://postgres@127.0.0.1:5432/test` here).
+ *
+ * Flags (`npm run bench:workflows-server -- FLAGS`):
+ * - `--rounds N`: every case N times, the cases interleaved round by round (so a change in
+ *   the machine's load falls on all of them alike); the table shows each figure's median
+ *   over the rounds, in the same format as one round, and the lines after it the spread
+ *   (min, median, max) of the closed loop's steps/s and server µs per step and of the
+ *   C = 1 figures.
+ * - `--profile`: the server runs with `--cpu-prof` into a directory the bench prints, only
+ *   the closed loop runs, and the bench prints where a step's server CPU went by category
+ *   (bench/support/cpu-profile.ts) over the measured loop (the warm-up excluded). Its
+ *   figures go to that directory, not bench/results (the profiler costs CPU too).
  */
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import pg from "pg";
 import { ACTIVITIES } from "../test/support/worker-endpoint.ts";
 import {
@@ -42,7 +55,15 @@ import {
   tempDir,
   writeConfig,
 } from "../test/workflow/support/server.ts";
-import { type Figures, knob, percentile, runBench } from "./harness.ts";
+import {
+  type BenchCase,
+  type Figures,
+  formatTable,
+  knob,
+  percentile,
+  runBench,
+} from "./harness.ts";
+import { CATEGORIES, summarizeProfile, type ThreadCpu, threadCpu } from "./support/cpu-profile.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/workflow", "src/worker", "src/protocol", "bin/skein.ts"];
@@ -51,6 +72,22 @@ const W = knob("BENCH_WORKFLOWS", 10_000, 50);
 const M = knob("BENCH_STEPS", 10, 3);
 const WARMUP = knob("BENCH_WARMUP", 500, 10);
 const SERIAL = knob("BENCH_SERIAL_WORKFLOWS", 200, 5);
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "1" },
+    profile: { type: "boolean", default: false },
+    smoke: { type: "boolean", default: false },
+  },
+});
+const ROUNDS = Number(flags.rounds);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error(`--rounds ${flags.rounds}: not a count`);
+const PROFILE = flags.profile ? mkdtempSync(join(tmpdir(), "skein-profile-")) : undefined;
+if (PROFILE !== undefined) {
+  process.env.SKEIN_BENCH_RESULTS = PROFILE;
+  process.stderr.write(`  profiling the server into ${PROFILE}\n`);
+}
 
 const POSTGRES = process.env.BENCH_POSTGRES_URL;
 const schema = `skein_bench_${randomBytes(6).toString("hex")}`;
@@ -61,6 +98,12 @@ const backend = POSTGRES === undefined ? "SQLite" : "PostgreSQL";
 const dir = await tempDir();
 const server = await startServe(
   await writeConfig(dir.path, `${storage}[namespaces]\ndefault = "default"`),
+  [],
+  PROFILE === undefined
+    ? {}
+    : {
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${PROFILE}`,
+      },
 );
 const token = await adminToken(dir.path);
 const steps = Array.from(
@@ -198,16 +241,33 @@ async function latencies(ids: readonly string[]): Promise<number[]> {
   return out;
 }
 
-await runBench("workflows-server", { measures: MEASURES }, [
+/** The measured closed loop's window (µs, monotonic clock), for the profile. */
+let loopWindow = { from: 0, to: 0 };
+/** The server's threads' CPU over that window (profile mode only). */
+let loopThreads: ThreadCpu = { main: 0, sqlite: 0, sqliteKernel: 0, v8: 0, rest: 0 };
+const now = () => Number(process.hrtime.bigint() / 1000n);
+
+const cases: BenchCase[] = [
   {
     name: `through skein serve: C=64 workflows in flight (closed loop), W=${W}, M=${M}, ${backend}`,
     async run() {
       await closedLoop(WARMUP, 64);
       const before = cpu();
+      const threadsBefore = threadCpu(server.child.pid!);
+      const from = now();
       const t0 = performance.now();
       const ids = await closedLoop(W, 64);
       const seconds = (performance.now() - t0) / 1000;
       const after = cpu();
+      loopWindow = { from, to: now() };
+      const threadsAfter = threadCpu(server.child.pid!);
+      loopThreads = {
+        main: threadsAfter.main - threadsBefore.main,
+        sqlite: threadsAfter.sqlite - threadsBefore.sqlite,
+        sqliteKernel: threadsAfter.sqliteKernel - threadsBefore.sqliteKernel,
+        v8: threadsAfter.v8 - threadsBefore.v8,
+        rest: threadsAfter.rest - threadsBefore.rest,
+      };
       const lat = await latencies(ids.slice(-100));
       return {
         workflows_per_s: Math.round(W / seconds),
@@ -272,10 +332,110 @@ await runBench("workflows-server", { measures: MEASURES }, [
       };
     },
   },
-]);
+];
 
-worker.kill();
-await server.stop();
+/** The median of a figure over rounds (numbers), or the first round's value. */
+function median(values: readonly (number | string | undefined)[]): number | string | undefined {
+  const numbers = values.filter((v): v is number => typeof v === "number");
+  if (numbers.length < values.length) return values[0];
+  const sorted = [...numbers].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Server CPU µs per step of a closed-loop or C = 1 row. */
+function serverMicrosPerStep(f: Figures, workflows: number): number {
+  return Math.round(((f.server_cpu_s as number) * 1e6) / (workflows * M));
+}
+
+if (PROFILE !== undefined) {
+  await runBench("workflows-server", { measures: MEASURES }, [cases[0]!]);
+  worker.kill();
+  // A graceful stop: the server writes its profiles as it exits.
+  await server.stop();
+  const { main, threads } = summarizeProfile(PROFILE, loopWindow.from, loopWindow.to, loopThreads);
+  const steps = W * M;
+  const us = (micros: number) => Number((micros / steps).toFixed(1));
+  const total = CATEGORIES.reduce((sum, c) => sum + main[c] + threads[c], 0);
+  const rows: { case: string; figures: Figures }[] = CATEGORIES.map((c) => ({
+    case: c,
+    figures: {
+      main_thread_us: us(main[c]),
+      other_threads_us: us(threads[c]),
+      us_per_step: us(main[c] + threads[c]),
+      share: `${((100 * (main[c] + threads[c])) / total).toFixed(1)}%`,
+    },
+  }));
+  rows.push({
+    case: "total",
+    figures: {
+      main_thread_us: us(loopThreads.main * 1e6),
+      other_threads_us: us((loopThreads.sqlite + loopThreads.v8 + loopThreads.rest) * 1e6),
+      us_per_step: us(total),
+      share: "100%",
+    },
+  });
+  process.stdout.write(
+    `SQLite thread: ${us(loopThreads.sqlite * 1e6)} µs per step, of which in the kernel ` +
+      `${us(loopThreads.sqliteKernel * 1e6)}\n`,
+  );
+  process.stdout.write(
+    `${formatTable(`where a closed-loop step's server CPU goes (µs per step; profile in ${PROFILE})`, rows)}\n`,
+  );
+} else if (ROUNDS === 1) {
+  await runBench("workflows-server", { measures: MEASURES }, cases);
+} else {
+  const rounds: Figures[][] = cases.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, c] of cases.entries()) {
+      rounds[i]!.push(await c.run());
+      process.stderr.write(`  round ${r + 1}/${ROUNDS}: ${c.name}: done\n`);
+    }
+  }
+  await runBench(
+    "workflows-server",
+    { measures: MEASURES },
+    cases.map((c, i) => ({
+      name: c.name,
+      run: () => {
+        const keys = [...new Set(rounds[i]!.flatMap((f) => Object.keys(f)))];
+        return Object.fromEntries(
+          keys.map((k) => [k, median(rounds[i]!.map((f) => f[k]))]),
+        ) as Figures;
+      },
+    })),
+  );
+  const spread = (label: string, values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    process.stdout.write(
+      `spread over ${ROUNDS} rounds: ${label}: min ${sorted[0]}, ` +
+        `median ${Number((median(sorted) as number).toFixed(3))}, ` +
+        `max ${sorted.at(-1)} (${values.join(", ")})\n`,
+    );
+  };
+  const [loop, , serial] = rounds;
+  spread(
+    "closed loop steps/s",
+    loop!.map((f) => f.activities_per_s as number),
+  );
+  spread(
+    "closed loop server µs/step",
+    loop!.map((f) => serverMicrosPerStep(f, W)),
+  );
+  spread(
+    "C=1 ms/step",
+    serial!.map((f) => f.ms_per_step as number),
+  );
+  spread(
+    "C=1 client ms/step",
+    serial!.map((f) => f.client_ms_per_step as number),
+  );
+}
+
+if (PROFILE === undefined) {
+  worker.kill();
+  await server.stop();
+}
 await dir.remove();
 if (POSTGRES !== undefined) {
   const client = new pg.Client({ connectionString: POSTGRES });

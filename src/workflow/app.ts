@@ -98,7 +98,10 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     namespaces: roles.namespaces,
     ...roles.workflows,
     queues: roles.queues,
-    transcript: (ref) => roles.agents.hub.transcript(ref),
+    transcripts: {
+      read: (ref) => roles.agents.hub.transcript(ref),
+      attempts: (runId) => roles.agents.hub.transcribed(runId),
+    },
   });
   definitionVersionRoutes(app, { namespaces: roles.namespaces, ...roles.workflows });
   // Live streams end as the server begins to stop, so they never hold its close.

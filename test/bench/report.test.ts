@@ -50,6 +50,8 @@ async function repo(t: TestContext) {
         "bench:a": "node bench/a.bench.ts",
         "bench:b": "node bench/b.bench.ts",
         "bench:c": "node bench/c.bench.ts",
+        "bench:ab": "node bench/a.bench.ts && node bench/c.bench.ts",
+        "bench:c-alone": "node bench/c.bench.ts",
         "bench:report": "node bench/report.ts",
       },
     }),
@@ -158,4 +160,17 @@ test("smoke results and a README without a block are refused", async (t) => {
   const bare = report(r.dir);
   assert.notEqual(bare.status, 0);
   assert.match(bare.stderr, /README\.md has no <!-- bench-report:begin -->/);
+});
+
+test("a bench file run by two scripts is reported once, under the first", async (t) => {
+  const r = await repo(t);
+  await r.write("bench/results/c.json", result("c", r.head()));
+  const run = report(r.dir);
+  assert.equal(run.status, 0, run.stderr);
+  const readme = await readFile(join(r.dir, "README.md"), "utf8");
+  assert.equal(readme.match(/case of c/g)?.length, 1);
+  assert.match(readme, /- `bench:c` \(c\): 2026-03-04/);
+  assert.doesNotMatch(readme, /bench:c-alone/);
+  // `bench:ab` still runs a file of its own (a), so it keeps its entry.
+  assert.match(readme, /- `bench:ab`: no results recorded yet\./);
 });

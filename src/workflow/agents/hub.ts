@@ -39,7 +39,7 @@ import { bearerToken } from "../auth/bearer.ts";
 import { canAccessNamespace, type Principal, type TokenVerifier } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
 import { rawRefusal } from "../http/errors.ts";
-import type { TranscriptStore } from "../persistence/store.ts";
+import type { TranscribedAttempt, TranscriptStore } from "../persistence/store.ts";
 import { AGENT_PATH, type AgentLimits, LIMITS, MAX_TIMER_MS } from "./limits.ts";
 import { ask, type Link, ready, send } from "./link.ts";
 
@@ -323,6 +323,12 @@ export class AgentHub {
     await this.#writes;
     const rows = await this.#transcripts.list(ref);
     return rows.map((text) => JSON.parse(text) as unknown);
+  }
+
+  /** The run's attempts with a stored transcript, counting every entry received before this call. */
+  async transcribed(runId: string): Promise<TranscribedAttempt[]> {
+    await this.#writes;
+    return this.#transcripts.attempts(runId);
   }
 
   /** Waits for the entries received so far to be stored (shutdown). */

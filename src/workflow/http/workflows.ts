@@ -35,7 +35,7 @@ import type { DefinitionRegistry } from "../runs/definitions.ts";
 import { DESCRIBE_WAIT_MAX_MS } from "../runs/ends.ts";
 import { PENDING_LISTED_MAX } from "../runs/pending.ts";
 import type { RunService } from "../runs/service.ts";
-import { runWorkspaces } from "../runs/workspaces.ts";
+import { type RunTranscripts, runWorkspaces } from "../runs/workspaces.ts";
 import { forbidden, principalOf } from "./auth.ts";
 import { exactNumbers } from "./json.ts";
 import { encodeRunCursor, listOrder, runCursor, runOrder } from "./run-cursor.ts";
@@ -153,8 +153,8 @@ export interface WorkflowRoles {
   readonly runs: RunService;
   /** The matcher's view of workers and queues, for describe's pending activities. */
   readonly queues?: TaskQueueReader;
-  /** An attempt's stored agent transcript, for describe's workspaces (runs/workspaces.ts). */
-  readonly transcript?: (ref: AttemptRef) => Promise<readonly unknown[]>;
+  /** Stored agent transcripts, for describe's workspaces (runs/workspaces.ts). */
+  readonly transcripts?: RunTranscripts;
 }
 
 /** The namespace a body means, after the bearer's grant on it is checked. */
@@ -254,15 +254,21 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
-      const transcript = roles.transcript;
+      const transcripts = roles.transcripts;
+      // Most runs have no agent attempt, so no transcript: then the history is read only
+      // for a live run's pending activities, and no transcript is read.
+      const transcribed = transcripts === undefined ? [] : await transcripts.attempts(run.runId);
       // One read of the history serves both: the pending activities and the workspaces.
-      const events = transcript === undefined ? undefined : await roles.runs.events(run);
+      const events = transcribed.length === 0 ? undefined : await roles.runs.events(run);
       const pending = await roles.runs.pending(run, events);
       return {
         run: runJson(run),
         pending_activities: pendingJson(run, pending.slice(0, PENDING_LISTED_MAX), roles.queues),
         pending_total: pending.length,
-        workspaces: events === undefined ? [] : await runWorkspaces(run.runId, events, transcript!),
+        workspaces:
+          events === undefined
+            ? []
+            : await runWorkspaces(run.runId, events, transcripts!.read, transcribed),
       };
     },
   );

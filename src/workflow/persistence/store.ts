@@ -114,6 +114,17 @@ export interface TranscriptStore {
   append(ref: AttemptRef, entry: string, at: number): Promise<void>;
   /** The attempt's entries (JSON text), oldest first. */
   list(ref: AttemptRef): Promise<string[]>;
+  /**
+   * The run's attempts that have a transcript (one read, none for a run without agents): a
+   * describe reads the transcripts of these only, not one per attempt of the run.
+   */
+  attempts(runId: string): Promise<TranscribedAttempt[]>;
+}
+
+/** An attempt of a run, by its activity and attempt number. */
+export interface TranscribedAttempt {
+  readonly activity_id: number;
+  readonly attempt: number;
 }
 // ---- end of agent transcripts ---------------------------------------------------------------
 

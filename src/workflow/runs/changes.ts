@@ -145,5 +145,6 @@ export function signallingTranscripts(
       signals.signal(attemptChangeKey(ref));
     },
     list: (ref) => store.list(ref),
+    attempts: (runId) => store.attempts(runId),
   };
 }

@@ -10,6 +10,7 @@
 
 import type { AttemptRef } from "../../protocol/attempt.ts";
 import type { HistoryEvent } from "../engine/history.ts";
+import type { TranscribedAttempt } from "../persistence/store.ts";
 
 /** Attempts whose transcripts one describe reads for workspaces (newest first). */
 export const WORKSPACE_ATTEMPTS_READ = 64;
@@ -36,15 +37,32 @@ interface WorkspaceEntry {
   door?: { origin: string; store: string };
 }
 
+/** A run's stored transcripts as describe reads them. */
+export interface RunTranscripts {
+  /** An attempt's entries, decoded. */
+  read(ref: AttemptRef): Promise<readonly unknown[]>;
+  /** The run's attempts that have a transcript at all. */
+  attempts(runId: string): Promise<readonly TranscribedAttempt[]>;
+}
+
+/**
+ * `transcribed`: the run's attempts that have a transcript (`RunTranscripts.attempts`);
+ * the others' transcripts are empty, so they are not read.
+ */
 export async function runWorkspaces(
   runId: string,
   history: readonly HistoryEvent[],
   transcript: (ref: AttemptRef) => Promise<readonly unknown[]>,
+  transcribed: readonly TranscribedAttempt[],
 ): Promise<Workspace[]> {
+  const has = new Set(transcribed.map((t) => `${t.activity_id}/${t.attempt}`));
   const attempts: AttemptRef[] = [];
-  for (let i = history.length - 1; i >= 0 && attempts.length < WORKSPACE_ATTEMPTS_READ; i--) {
+  let newest = 0;
+  for (let i = history.length - 1; i >= 0 && newest < WORKSPACE_ATTEMPTS_READ; i--) {
     const e = history[i]!;
-    if (e.type === "ActivityScheduled") {
+    if (e.type !== "ActivityScheduled") continue;
+    newest++;
+    if (has.has(`${e.activity_id}/${e.attempt}`)) {
       attempts.push({ run_id: runId, activity_id: e.activity_id, attempt: e.attempt });
     }
   }

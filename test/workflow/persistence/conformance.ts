@@ -233,6 +233,24 @@ export function transcriptConformance(backend: Backend): void {
       await again.close();
     }
   });
+
+  test("transcripts: a run's attempts that have one, each once, none for another run", async () => {
+    const store = await backend.open(await backend.fresh());
+    try {
+      assert.deepEqual(await store.transcripts.attempts("r1"), []);
+      await store.transcripts.append({ run_id: "r1", activity_id: 3, attempt: 2 }, "{}", 1);
+      await store.transcripts.append({ run_id: "r1", activity_id: 1, attempt: 1 }, "{}", 2);
+      await store.transcripts.append({ run_id: "r1", activity_id: 3, attempt: 2 }, "{}", 3);
+      await store.transcripts.append({ run_id: "r2", activity_id: 2, attempt: 1 }, "{}", 4);
+      assert.deepEqual(await store.transcripts.attempts("r1"), [
+        { activity_id: 1, attempt: 1 },
+        { activity_id: 3, attempt: 2 },
+      ]);
+      assert.deepEqual(await store.transcripts.attempts("r3"), []);
+    } finally {
+      await store.close();
+    }
+  });
 }
 
 const runId = (run: string) => ({

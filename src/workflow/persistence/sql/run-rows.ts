@@ -157,8 +157,15 @@ export function isLive(status: RunStatus): boolean {
   return status === "Running" || status === "Paused";
 }
 
+/** A run's end as its row keeps it: the time, the output, or the failure (code, message). */
+export interface RunEnd {
+  readonly at: number;
+  readonly output: string | null;
+  readonly failure: readonly [string, string] | null;
+}
+
 /** What a batch's events say about the run's end, for its row. */
-export function endOf(events: readonly HistoryEvent[]) {
+export function endOf(events: readonly HistoryEvent[]): RunEnd | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.type === "RunCompleted") return { at: e.at, output: e.output_json, failure: null };

@@ -13,7 +13,7 @@ import type { HistoryEvent } from "../../engine/history.ts";
 import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
 import type { HistoryRange, RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import type { SqlDatabase } from "./database.ts";
-import { groupCommit, type RunScope, writesAnything } from "./run-commit.ts";
+import { type EncodedAppend, encodeBatch, groupCommit, type RunScope } from "./run-commit.ts";
 import {
   decodeStoredEvent,
   isLive,
@@ -73,7 +73,12 @@ export class SqlRunStore implements RunStore {
   }
 
   async commit(batch: readonly RunAppend[]): Promise<void> {
-    if (!writesAnything(batch)) return;
+    const encoded = encodeBatch(batch);
+    if (encoded !== null) await this.commitEncoded(encoded);
+  }
+
+  /** `commit` of a batch already encoded (`encodeBatch`, on SQLite by the main thread). */
+  async commitEncoded(batch: readonly EncodedAppend[]): Promise<void> {
     const { dialect } = this.#db;
     const known = this.#nextSeq;
     const scope = this.#scope;

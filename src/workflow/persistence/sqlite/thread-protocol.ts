@@ -5,6 +5,10 @@
  * method's result or the error it threw, as `{code, message}` so a coded refusal crosses the
  * thread boundary with its code (STYLE.md 10). Values are copied by structured clone: every
  * store method takes and returns plain records.
+ *
+ * Requests travel in arrays (the calls made during one turn of the main thread's loop, in
+ * the order made), and so do the answers to calls (those one turn of the thread produced):
+ * each message wakes the other thread, and a wake-up costs more than a small call.
  */
 
 /** The areas of the store the thread serves, and where each lives on `SqliteWorkflowStore`. */

@@ -24,6 +24,24 @@ function send(answer: Answer): void {
   port.postMessage(answer);
 }
 
+/**
+ * Answers to calls go out together: those made while one turn of this thread's loop runs
+ * (the calls of one batch from the main thread, served one after another) are posted as one
+ * message at its end, so the main thread is woken once for them, not once per call.
+ */
+let answers: Answer[] = [];
+
+function answer(a: Answer): void {
+  if (answers.push(a) === 1) setImmediate(flushAnswers);
+}
+
+function flushAnswers(): void {
+  if (answers.length === 0) return;
+  const batch = answers;
+  answers = [];
+  port.postMessage(batch);
+}
+
 function targetOf(store: SqliteWorkflowStore, area: Area): Record<string, unknown> {
   if (area === "definitions" || area === "runs") {
     return store.workflows[area] as unknown as Record<string, unknown>;
@@ -51,12 +69,14 @@ let turns: BackupTurns | undefined;
 
 const opened = open();
 if (opened !== undefined) {
-  port.on("message", (request: Request) => {
-    if (request.type === "backup") {
-      backups = backups.then(() => backUp(opened, request.id, request.target));
-    } else {
-      const turn = turns?.turn();
-      queue = queue.then(() => turn).then(() => serve(opened, request));
+  port.on("message", (requests: Request[]) => {
+    for (const request of requests) {
+      if (request.type === "backup") {
+        backups = backups.then(() => backUp(opened, request.id, request.target));
+      } else {
+        const turn = turns?.turn();
+        queue = queue.then(() => turn).then(() => serve(opened, request));
+      }
     }
   });
 }
@@ -74,8 +94,8 @@ function backUp(store: SqliteWorkflowStore, id: number, target: string): Promise
       store
         .backup(target, () => running.stepped())
         .then(
-          (value) => send({ type: "result", id, value }),
-          (error: unknown) => send({ type: "error", id, error: threadError(error) }),
+          (value) => answer({ type: "result", id, value }),
+          (error: unknown) => answer({ type: "error", id, error: threadError(error) }),
         )
         .finally(() => {
           turns = undefined;
@@ -90,7 +110,8 @@ async function serve(store: SqliteWorkflowStore, request: Request): Promise<void
   if (request.type !== "call" && request.type !== "close") return;
   if (request.type === "close") {
     await store.close();
-    send({ type: "result", id: request.id, value: undefined });
+    answer({ type: "result", id: request.id, value: undefined });
+    flushAnswers();
     port.close();
     return;
   }
@@ -98,8 +119,8 @@ async function serve(store: SqliteWorkflowStore, request: Request): Promise<void
     const target = targetOf(store, request.area);
     const method = target[request.method] as (...args: unknown[]) => Promise<unknown>;
     const value = await method.apply(target, request.args);
-    send({ type: "result", id: request.id, value });
+    answer({ type: "result", id: request.id, value });
   } catch (error) {
-    send({ type: "error", id: request.id, error: threadError(error) });
+    answer({ type: "error", id: request.id, error: threadError(error) });
   }
 }

@@ -15,6 +15,7 @@
 import { Worker } from "node:worker_threads";
 import type { SkeinError } from "../../../common/errors.ts";
 import { isWorkflowErrorCode, workflowError } from "../../errors.ts";
+import { encodeBatch } from "../sql/run-commit.ts";
 import type {
   BackupResult,
   DeploymentStore,
@@ -43,7 +44,10 @@ const METHODS = {
     keyof DeploymentStore,
     true
   >,
-  transcripts: { append: true, list: true } satisfies Record<keyof TranscriptStore, true>,
+  transcripts: { append: true, list: true, attempts: true } satisfies Record<
+    keyof TranscriptStore,
+    true
+  >,
   definitions: {
     register: true,
     get: true,
@@ -79,6 +83,8 @@ export class ThreadedSqliteStore implements WorkflowStore {
   readonly #thread: Worker;
   readonly #waiters = new Map<number, Waiter>();
   #nextId = 1;
+  /** Calls made in this turn of the loop, not yet posted. */
+  #requests: Request[] = [];
   #broken: SkeinError | undefined;
   #closed: Promise<void> | undefined;
 
@@ -89,8 +95,17 @@ export class ThreadedSqliteStore implements WorkflowStore {
     this.namespaces = this.#remote("namespaces");
     this.deployments = this.#remote("deployments");
     this.transcripts = this.#remote("transcripts");
-    this.workflows = { definitions: this.#remote("definitions"), runs: this.#remote("runs") };
-    thread.on("message", (answer: Answer) => this.#answered(answer));
+    const runs: RunStore = this.#remote("runs");
+    // The batch is encoded here, so only strings and numbers cross to the thread
+    // (sql/run-commit.ts); the thread writes it with `SqlRunStore.commitEncoded`.
+    runs.commit = async (batch) => {
+      const encoded = encodeBatch(batch);
+      if (encoded !== null) await this.#call("runs", "commitEncoded", [encoded]);
+    };
+    this.workflows = { definitions: this.#remote("definitions"), runs };
+    thread.on("message", (answers: Answer[]) => {
+      for (const answer of answers) this.#answered(answer);
+    });
     thread.on("error", (error) => this.#fail(`the storage thread failed: ${error.message}`));
     thread.on("exit", () => this.#fail("the storage thread exited"));
   }
@@ -156,9 +171,16 @@ export class ThreadedSqliteStore implements WorkflowStore {
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     return new Promise((resolve, reject) => {
       this.#waiters.set(request.id, { resolve, reject });
-      this.#thread.postMessage(request);
+      if (this.#requests.push(request) === 1) setImmediate(this.#post);
     });
   }
+
+  /** Posts the calls made during this turn of the loop as one message, in the order made. */
+  readonly #post = () => {
+    const requests = this.#requests;
+    this.#requests = [];
+    this.#thread.postMessage(requests);
+  };
 
   #answered(answer: Answer): void {
     if (answer.type !== "result" && answer.type !== "error") return;
