@@ -6,7 +6,8 @@
  * bounded in time, with its results written to a temporary directory (never over the
  * measured ones in bench/results). A bench fails when it exits non-zero (a throw included),
  * outlives its bound, or leaves no results file whose every case has a finite figure or
- * says why it was skipped: a printed header is not a figure. CI runs it after the tests.
+ * says why it was skipped: a printed header is not a figure. A script whose every command
+ * another script also runs is left to that one in a whole run. CI runs it after the tests.
  *
  *   node bench/smoke.ts [--root DIR] [--timeout SECONDS] [NAME…]
  *
@@ -44,15 +45,45 @@ const root = values.root;
 const timeoutMs = Number(values.timeout) * 1000;
 if (!(timeoutMs > 0)) throw new Error(`--timeout ${values.timeout} is not a positive number`);
 
-const scripts = Object.keys(
-  (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts?: object }).scripts ??
-    {},
-).filter((name) => name.startsWith("bench:") && !TOOLS.has(name));
+const commands = new Map(
+  Object.entries(
+    (
+      JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+        scripts?: Record<string, string>;
+      }
+    ).scripts ?? {},
+  ).filter(([name]) => name.startsWith("bench:") && !TOOLS.has(name)),
+);
+const scripts = [...commands.keys()];
 const wanted = positionals.map((p) => (p.startsWith("bench:") ? p : `bench:${p}`));
 for (const name of wanted) {
   if (!scripts.includes(name)) throw new Error(`${name} is not a bench script of package.json`);
 }
-const chosen = wanted.length === 0 ? scripts : scripts.filter((s) => wanted.includes(s));
+
+/** A script's commands (`a && b` is two). */
+const steps = (script: string) =>
+  (commands.get(script) ?? "").split("&&").map((step) => step.trim());
+
+/**
+ * A script every command of which another script also runs (`bench:workflows-server` is
+ * the second half of `bench:workflows`): a whole run leaves it to the larger one.
+ */
+const coveredBy = (script: string): string | undefined =>
+  scripts.find(
+    (other) =>
+      other !== script &&
+      steps(other).length > steps(script).length &&
+      steps(script).every((step) => steps(other).includes(step)),
+  );
+
+const chosen =
+  wanted.length === 0
+    ? scripts.filter((s) => coveredBy(s) === undefined)
+    : scripts.filter((s) => wanted.includes(s));
+for (const script of scripts) {
+  const by = wanted.length === 0 ? coveredBy(script) : undefined;
+  if (by !== undefined) process.stdout.write(`${script}: run as part of ${by}\n`);
+}
 
 /** Runs one script at the smoke size; resolves with its exit, output tail and results dir. */
 function run(script: string, results: string) {

@@ -86,6 +86,22 @@ test("benches that write figures pass, a skip passes with its reason, tools are 
   assert.match(out, /2 of 2 benches passed/);
 });
 
+test("a script whose every command another script runs is left to that one", async (t) => {
+  const dir = await project(["good", "absent"]);
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
+  pkg.scripts["bench:both"] = `${pkg.scripts["bench:good"]} && ${pkg.scripts["bench:absent"]}`;
+  await writeFile(join(dir, "package.json"), JSON.stringify(pkg));
+  const { code, out } = await smoke(dir);
+  assert.equal(code, 0, out);
+  assert.match(out, /bench:good: run as part of bench:both/);
+  assert.match(out, /bench:absent: run as part of bench:both/);
+  assert.match(out, /1 of 1 benches passed/);
+  // Named, it runs.
+  const named = await smoke(dir, ["good"]);
+  assert.match(line(named.out, "bench:good"), /^ok /);
+});
+
 for (const [name, reason] of [
   ["header", /wrote no results file \(no figure\)/],
   ["words", /case "talks" has no finite figure/],
