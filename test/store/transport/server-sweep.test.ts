@@ -26,8 +26,18 @@ describe("freeing nodes over the socket", () => {
       }));
       store.put(main, records);
     }
-    // One node per step: the sweep takes many turns of the event loop.
-    store.sweepStepWork = 1;
+    // One node per step, and none while the test holds it: the sweep is still in progress
+    // when each request below arrives, however fast or slow the machine (a sweep that did
+    // not yield between steps would never end, and the test would time out).
+    let held = true;
+    let heldSteps = 0;
+    Object.defineProperty(store, "sweepStepWork", {
+      get: () => {
+        if (!held) return 1;
+        heldSteps++;
+        return 0;
+      },
+    });
     const before = store.stats();
     const client = await served.connect();
     let released = false;
@@ -42,8 +52,10 @@ describe("freeing nodes over the socket", () => {
       answeredDuring.push(!released);
       await client.put("c", [{ key: `new${i}`, value: i }]);
     }
-    // Every request sent after history.release was answered before it.
+    // Every request sent after history.release was answered before it, between its steps.
     assert.deepEqual(answeredDuring, [true, true, true, true, true]);
+    assert.ok(heldSteps > 0, "the sweep was stepping while the requests were answered");
+    held = false;
     const result = await release;
     assert.ok(result.released > 0);
     assert.ok(result.sweep.nodes_freed > 0);
