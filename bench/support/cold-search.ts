@@ -38,9 +38,18 @@ function words(i: number, count: number): string {
   }).join(" ");
 }
 
-export async function coldSearch(root: string, records: number, seconds: number): Promise<Figures> {
+/**
+ * `exactOnly`: no HNSW index is built (the index minimum above the record count), so every
+ * search is the exact scan: what the cold case gives before the index takes over, alone.
+ */
+export async function coldSearch(
+  root: string,
+  records: number,
+  seconds: number,
+  exactOnly = false,
+): Promise<Figures> {
   const model = await writeTestModel(join(root, "cold-model"), { dims: DIMS, maxTokens: 128 });
-  const dataDir = join(root, "cold-store");
+  const dataDir = join(root, exactOnly ? "cold-exact-store" : "cold-store");
   const store = await filledStore(dataDir, records, (i) => ({ body: words(i, 60) }));
   const settings = benchEmbedSettings(WORKER, model.dir, model.identity, { embed_waiting: 1024n });
   const { embed, search, clients, close } = await serveSearch(
@@ -48,6 +57,7 @@ export async function coldSearch(root: string, records: number, seconds: number)
     dataDir,
     settings,
     CONNECTIONS,
+    exactOnly ? records + 1 : undefined,
   );
 
   const walkStart = performance.now();
