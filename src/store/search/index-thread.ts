@@ -14,6 +14,7 @@
  * the head's table, and the loop catches the new index up once it is swapped in.
  */
 
+import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { VectorHit } from "./exact.ts";
 import { HnswIndex } from "./hnsw.ts";
@@ -32,6 +33,14 @@ import {
   type VectorTable,
   windowsOf,
 } from "./table.ts";
+
+/**
+ * The thread's nice value above the process's (Linux only): the store's event loop is
+ * preferred whenever both want a core, so a request is answered while a build or a scan
+ * holds the thread (and usearch's insert threads, which inherit it). On Linux a nice value
+ * is a thread's; elsewhere it would be the whole process's, so it is left alone.
+ */
+const NICE = 5;
 
 /** Records added to a building index between two looks at the queue. */
 const BUILD_CHUNK = 128;
@@ -60,6 +69,13 @@ interface Exact {
 }
 
 const port = parentPort!;
+if (process.platform === "linux") {
+  try {
+    setPriority(Math.min(19, getPriority() + NICE));
+  } catch {
+    // A process not allowed to renice (a seccomp filter, say) runs the thread as it is.
+  }
+}
 const { insertThreads } = workerData as ThreadData;
 const slots = new Map<string, Slot>();
 const exacts: Exact[] = [];
