@@ -25,6 +25,7 @@ import {
   MISS,
   type ThreadData,
 } from "./index-protocol.ts";
+import { SCAN_QUESTIONS } from "./scan-kernel.ts";
 import {
   advance,
   exactTable,
@@ -44,8 +45,8 @@ const NICE = 5;
 
 /** Records added to a building index between two looks at the queue. */
 const BUILD_CHUNK = 128;
-/** Most questions scanned together in one pass over a table. */
-const EXACT_BATCH = 32;
+/** Most questions scanned together in one pass over a table: the kernel's batch. */
+const EXACT_BATCH = SCAN_QUESTIONS;
 
 interface Build {
   readonly id: number;

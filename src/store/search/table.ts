@@ -9,7 +9,7 @@
  */
 
 import { TopK, type VectorHit } from "./exact.ts";
-import { Scanner, scanError } from "./scan-kernel.ts";
+import { SCAN_QUESTIONS, Scanner, scanError } from "./scan-kernel.ts";
 
 /** A table as the event loop reads it: the rows without their norms. */
 export interface RawTable {
@@ -157,7 +157,7 @@ export function prefixRange(table: VectorTable, prefix: string | undefined): [nu
 }
 
 /**
- * Exact search of several questions (at most `SCAN_QUESTIONS`) in one pass over the
+ * Exact search of several questions (`SCAN_QUESTIONS` at a time) in one pass over the
  * table's records [from, to): each row is read once for all of them. Scores are `cosine`'s
  * to the last bit (the same sums in the same order), so answers equal the record-by-record
  * oracle's, ties to the smaller key. With a kernel, its float32 scores choose the
@@ -170,6 +170,12 @@ export function exactTable(
   k: number,
   range: readonly [number, number] = [0, table.keys.length],
 ): VectorHit[][] {
+  if (questions.length > SCAN_QUESTIONS) {
+    return [
+      ...exactTable(table, questions.slice(0, SCAN_QUESTIONS), k, range),
+      ...exactTable(table, questions.slice(SCAN_QUESTIONS), k, range),
+    ];
+  }
   const qNorms = questions.map((q) => {
     let n = 0;
     for (let d = 0; d < q.length; d++) n += q[d]! * q[d]!;
