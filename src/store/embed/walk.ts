@@ -38,8 +38,6 @@ export const WALK_POLL_MS = 100;
 
 /** A page read and sent to the worker: the page after `marker` of one branch. */
 interface Ahead {
-  readonly collection: string;
-  readonly branch: string;
   readonly marker: Marker;
   readonly work: Work;
   /** The marker after the page. */
@@ -47,13 +45,17 @@ interface Ahead {
   readonly vectors: Promise<Map<string, unknown>>;
 }
 
+function aheadKey(collection: string, branch: string): string {
+  return `${collection}\u0000${branch}`;
+}
+
 export class EmbedWalker {
   readonly #store: Store;
   readonly #service: Embedder;
   readonly #log: Logger;
   readonly #errors = new Map<string, SkeinError>();
-  /** The next page of the pass last committed, already with the worker. */
-  #ahead: Ahead | undefined;
+  /** Per branch walked (collection NUL branch), the next page of its pass, with the worker. */
+  readonly #ahead = new Map<string, Ahead>();
   #stopped = false;
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -113,6 +115,7 @@ export class EmbedWalker {
   async #round(): Promise<boolean> {
     if (!(await this.#admit())) return false;
     let worked = false;
+    const visited = new Set<string>();
     for (const [collection, binding] of readBindings(this.#store)) {
       const changed = modelChange(collection, binding, this.#service.identity);
       if (changed !== undefined) {
@@ -129,6 +132,7 @@ export class EmbedWalker {
       }
       for (const branch of branches) {
         if (this.#stopped) return worked;
+        visited.add(aheadKey(collection, branch));
         try {
           if (await this.#step(collection, binding, branch)) worked = true;
           this.#errors.delete(collection);
@@ -142,6 +146,8 @@ export class EmbedWalker {
         }
       }
     }
+    // Pages read ahead for branches (or collections) gone since, or no longer walked.
+    for (const key of this.#ahead.keys()) if (!visited.has(key)) this.#ahead.delete(key);
     return worked;
   }
 
@@ -222,7 +228,7 @@ export class EmbedWalker {
       this.#read(collection, binding, branch, marker);
     const vectors = await page.vectors;
     if (!(await this.#admit())) {
-      this.#ahead = page;
+      this.#ahead.set(aheadKey(collection, branch), page);
       return false;
     }
     const { work, next } = page;
@@ -231,9 +237,12 @@ export class EmbedWalker {
     // A read that fails is left to the next page, which reads again and reports it.
     if (next.to !== undefined) {
       try {
-        this.#ahead = this.#read(collection, binding, branch, next);
+        this.#ahead.set(
+          aheadKey(collection, branch),
+          this.#read(collection, binding, branch, next),
+        );
       } catch {
-        this.#ahead = undefined;
+        // Nothing read ahead.
       }
     }
     this.#commit(companion, branch, work, vectors, next);
@@ -256,16 +265,15 @@ export class EmbedWalker {
     const vectors = this.#embed(work);
     // Awaited by the page that takes it; one dropped (the branch moved on) fails unseen.
     vectors.catch(() => {});
-    return { collection, branch, marker, work, next, vectors };
+    return { marker, work, next, vectors };
   }
 
   /** The page read ahead, if it is the one after `marker` of that branch; dropped otherwise. */
   #takeAhead(collection: string, branch: string, marker: Marker): Ahead | undefined {
-    const ahead = this.#ahead;
-    this.#ahead = undefined;
-    if (ahead === undefined || ahead.collection !== collection || ahead.branch !== branch) {
-      return undefined;
-    }
+    const key = aheadKey(collection, branch);
+    const ahead = this.#ahead.get(key);
+    this.#ahead.delete(key);
+    if (ahead === undefined) return undefined;
     const same = (a: Marker, b: Marker) =>
       a.at === b.at &&
       a.branch === b.branch &&
