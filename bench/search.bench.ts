@@ -19,7 +19,8 @@
  * - the cold case (support/cold-search.ts): a collection embedded by the shipped worker
  *   with a generated 384-dimension model, searched from 32 in flight from the moment its
  *   walk ends, questions embedded by the question worker: queries/s for each second, p50/p99,
- *   and the second the index took over.
+ *   and the second the index took over; then the same with no index at all (every search
+ *   the exact scan), for up to 15 s.
  *
  * Nothing is asserted; the machine is shared, so note its load.
  */
@@ -203,5 +204,9 @@ await runBench("search", { measures: MEASURES }, [
   {
     name: `cold: ${COLD_RECORDS} records × 384 dims, 32 in flight from the walk's end`,
     run: () => coldSearch(root, COLD_RECORDS, COLD_SECONDS),
+  },
+  {
+    name: `cold, exact search alone (no index): ${COLD_RECORDS} records × 384 dims, 32 in flight`,
+    run: () => coldSearch(root, COLD_RECORDS, Math.min(COLD_SECONDS, 15), true),
   },
 ]);

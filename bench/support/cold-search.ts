@@ -6,7 +6,9 @@
  * record pending, `CONNECTIONS` socket clients each keep `IN_FLIGHT` vector searches in
  * flight, each question embedded by the real question worker. Figures: queries/s for each
  * second, p50/p99 before and after the index took over, and the second it did (the moment
- * the store's stats count every record in the HNSW index).
+ * the store's stats count every record in the HNSW index). Beside the searches, a reader on
+ * a fifth connection gets one record every 5 ms: its latency until the index took over
+ * (the build and the exact scans running) shows whether that work holds the event loop.
  */
 
 import { join } from "node:path";
@@ -22,6 +24,8 @@ import { serveSearch } from "./search-server.ts";
 const WORKER = fileURLToPath(new URL("../../bin/skein-embed-worker", import.meta.url));
 const CONNECTIONS = 4;
 const IN_FLIGHT = 8;
+/** The pause between two gets of the reader beside the searches. */
+const GET_EVERY_MS = 5;
 const DIMS = 384;
 
 // Words of the generated model's vocabulary, so a text is words, not letter pieces.
@@ -38,16 +42,26 @@ function words(i: number, count: number): string {
   }).join(" ");
 }
 
-export async function coldSearch(root: string, records: number, seconds: number): Promise<Figures> {
+/**
+ * `exactOnly`: no HNSW index is built (the index minimum above the record count), so every
+ * search is the exact scan: what the cold case gives before the index takes over, alone.
+ */
+export async function coldSearch(
+  root: string,
+  records: number,
+  seconds: number,
+  exactOnly = false,
+): Promise<Figures> {
   const model = await writeTestModel(join(root, "cold-model"), { dims: DIMS, maxTokens: 128 });
-  const dataDir = join(root, "cold-store");
+  const dataDir = join(root, exactOnly ? "cold-exact-store" : "cold-store");
   const store = await filledStore(dataDir, records, (i) => ({ body: words(i, 60) }));
   const settings = benchEmbedSettings(WORKER, model.dir, model.identity, { embed_waiting: 1024n });
   const { embed, search, clients, close } = await serveSearch(
     store,
     dataDir,
     settings,
-    CONNECTIONS,
+    CONNECTIONS + 1,
+    exactOnly ? records + 1 : undefined,
   );
 
   const walkStart = performance.now();
@@ -82,7 +96,22 @@ export async function coldSearch(root: string, records: number, seconds: number)
       done.push({ at: now - t0, ms: now - start });
     }
   };
-  await Promise.all(clients.flatMap((c) => Array.from({ length: IN_FLIGHT }, () => lane(c))));
+  // A reader of its own, on its own connection: a document.get every GET_EVERY_MS.
+  const gets: { at: number; ms: number }[] = [];
+  const getter = async (c: StoreClient) => {
+    while (performance.now() < end) {
+      const start = performance.now();
+      await c.get("notes", "k000042");
+      const now = performance.now();
+      gets.push({ at: now - t0, ms: now - start });
+      await new Promise((r) => setTimeout(r, GET_EVERY_MS));
+    }
+  };
+  const searchers = clients.slice(0, CONNECTIONS);
+  await Promise.all([
+    ...searchers.flatMap((c) => Array.from({ length: IN_FLIGHT }, () => lane(c))),
+    getter(clients[CONNECTIONS]!),
+  ]);
   clearInterval(watch);
 
   await close();
@@ -96,6 +125,7 @@ export async function coldSearch(root: string, records: number, seconds: number)
   const before = done.filter((d) => tookOver === undefined || d.at < tookOver).map((d) => d.ms);
   const after = done.filter((d) => tookOver !== undefined && d.at >= tookOver).map((d) => d.ms);
   const all = done.map((d) => d.ms);
+  const getsBefore = gets.filter((d) => tookOver === undefined || d.at < tookOver).map((d) => d.ms);
   const p50 = (samples: number[]) =>
     samples.length === 0 ? "none" : Number(percentile(samples, 50).toFixed(1));
   const p99 = (samples: number[]) =>
@@ -114,5 +144,9 @@ export async function coldSearch(root: string, records: number, seconds: number)
     exact_p50_ms: p50(before),
     index_p50_ms: p50(after),
     index_p99_ms: p99(after),
+    get_before_index_p50_ms: p50(getsBefore),
+    get_before_index_p99_ms: p99(getsBefore),
+    get_before_index_max_ms:
+      getsBefore.length === 0 ? "none" : Number(Math.max(...getsBefore).toFixed(1)),
   };
 }

@@ -25,10 +25,11 @@ export async function serveSearch(
   dataDir: string,
   settings: EmbedSettings,
   connections: number,
+  indexMin?: number,
 ): Promise<SearchServer> {
   const embed = await EmbedService.start(settings, silentLogger());
   if (embed.failure !== undefined) throw embed.failure;
-  const search = new SearchService(store, embed, { dataDir }, silentLogger());
+  const search = new SearchService(store, embed, { dataDir, indexMin }, silentLogger());
   const socketPath = join(dataDir, "bench.sock");
   const server = await startStoreServer(store, {
     socketPath,

@@ -55,11 +55,12 @@ export function readBindings(store: Store): Map<string, Binding> {
 
 export function encodeVectors(windows: readonly Float32Array[]): { windows: number; data: string } {
   const dims = windows[0]?.length ?? 0;
-  const bytes = Buffer.alloc(windows.length * dims * 4);
+  // Little-endian float32, copied in bulk (every platform Skein runs on is little-endian).
+  const all = new Float32Array(windows.length * dims);
   windows.forEach((v, w) => {
-    for (let d = 0; d < dims; d++) bytes.writeFloatLE(v[d]!, (w * dims + d) * 4);
+    all.set(v, w * dims);
   });
-  return { windows: windows.length, data: bytes.toString("base64") };
+  return { windows: windows.length, data: Buffer.from(all.buffer).toString("base64") };
 }
 
 export function decodeVectors(value: unknown): number[][] {

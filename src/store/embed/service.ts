@@ -103,14 +103,19 @@ export class EmbedService implements Embedder {
     return items.map((item, i) => {
       if (item.kind !== "vectors") return { ok: false, refusal: this.#refusal(item, i) };
       const bytes = Buffer.from(item.data, "base64");
-      const windows: Float32Array[] = [];
-      for (let w = 0; w < item.windows; w++) {
-        const vector = new Float32Array(dims);
-        for (let d = 0; d < dims; d++) {
-          vector[d] = bytes.readFloatLE((w * dims + d) * COMPONENT_BYTES);
-        }
-        windows.push(vector);
+      if (bytes.length < item.windows * dims * COMPONENT_BYTES) {
+        throw storeError(
+          "embed_worker_failed",
+          `the embedding worker answered text ${i} with ${bytes.length} bytes for ${item.windows} windows of ${dims} dimensions`,
+        );
       }
+      // Little-endian float32 copied in bulk (every platform Skein runs on is little-endian;
+      // a copy, since a decoded Buffer need not be 4-byte aligned).
+      const all = new Float32Array(item.windows * dims);
+      new Uint8Array(all.buffer).set(bytes.subarray(0, all.byteLength));
+      const windows = Array.from({ length: item.windows }, (_, w) =>
+        all.subarray(w * dims, (w + 1) * dims),
+      );
       return { ok: true, windows };
     });
   }

@@ -119,16 +119,30 @@ export class EmbedSupervisor {
       });
   }
 
-  /** A request's texts in batches of embed_batch_items, each bounded by the call deadline. */
+  /**
+   * A request's texts in batches of embed_batch_items, each bounded by the call deadline.
+   * The next batch is written while the worker embeds one (answers come in order), so the
+   * worker never waits for the store to read an answer and write the next batch; its
+   * deadline starts when the batch before it is answered, the moment the worker takes it.
+   */
   async #runCall(worker: EmbedWorkerProcess, call: Call): Promise<VectorsItem[]> {
     const size = Number(this.#settings.embed_batch_items);
-    const items: VectorsItem[] = [];
+    const batches: Promise<VectorsItem[]>[] = [];
+    let previous: Promise<unknown> = Promise.resolve();
     for (let at = 0; at < call.texts.length; at += size) {
-      items.push(
-        ...(await worker.embed(call.kind, call.texts.slice(at, at + size), call.timeoutMs)),
+      const batch = worker.embed(
+        call.kind,
+        call.texts.slice(at, at + size),
+        call.timeoutMs,
+        previous,
       );
+      // A failed batch fails the call (awaited below); the ones after it fail with it.
+      batch.catch(() => {});
+      batches.push(batch);
+      previous = batch;
+      if (batches.length >= 2) await batches[batches.length - 2];
     }
-    return items;
+    return (await Promise.all(batches)).flat();
   }
 
   #onDeath(reason: SkeinError): void {

@@ -36,11 +36,26 @@ import { nextTarget, readPage, type Work } from "./pass-page.ts";
 /** How long an idle walk sleeps before looking for new commits again. */
 export const WALK_POLL_MS = 100;
 
+/** A page read and sent to the worker: the page after `marker` of one branch. */
+interface Ahead {
+  readonly marker: Marker;
+  readonly work: Work;
+  /** The marker after the page. */
+  readonly next: Marker;
+  readonly vectors: Promise<Map<string, unknown>>;
+}
+
+function aheadKey(collection: string, branch: string): string {
+  return `${collection}\u0000${branch}`;
+}
+
 export class EmbedWalker {
   readonly #store: Store;
   readonly #service: Embedder;
   readonly #log: Logger;
   readonly #errors = new Map<string, SkeinError>();
+  /** Per branch walked (collection NUL branch), the next page of its pass, with the worker. */
+  readonly #ahead = new Map<string, Ahead>();
   #stopped = false;
   #wake: (() => void) | undefined;
   #running: Promise<void> | undefined;
@@ -100,6 +115,7 @@ export class EmbedWalker {
   async #round(): Promise<boolean> {
     if (!(await this.#admit())) return false;
     let worked = false;
+    const visited = new Set<string>();
     for (const [collection, binding] of readBindings(this.#store)) {
       const changed = modelChange(collection, binding, this.#service.identity);
       if (changed !== undefined) {
@@ -116,6 +132,7 @@ export class EmbedWalker {
       }
       for (const branch of branches) {
         if (this.#stopped) return worked;
+        visited.add(aheadKey(collection, branch));
         try {
           if (await this.#step(collection, binding, branch)) worked = true;
           this.#errors.delete(collection);
@@ -129,6 +146,8 @@ export class EmbedWalker {
         }
       }
     }
+    // Pages read ahead for branches (or collections) gone since, or no longer walked.
+    for (const key of this.#ahead.keys()) if (!visited.has(key)) this.#ahead.delete(key);
     return worked;
   }
 
@@ -204,16 +223,64 @@ export class EmbedWalker {
       if (target === undefined) return false;
       marker = { ...marker, to: target };
     }
-    const work: Work = { puts: [], deletes: [], refused: 0 };
-    const limit = Number(this.#service.settings.embed_page_records);
-    const next = readPage(store, limit, collection, binding, branch, marker, work);
-    const vectors = await this.#embed(work);
-    if (!(await this.#admit())) return false;
+    const page =
+      this.#takeAhead(collection, branch, marker) ??
+      this.#read(collection, binding, branch, marker);
+    const vectors = await page.vectors;
+    if (!(await this.#admit())) {
+      this.#ahead.set(aheadKey(collection, branch), page);
+      return false;
+    }
+    const { work, next } = page;
+    // The next page of the pass is read and sent to the worker before this one commits,
+    // so the worker embeds it while the commit runs.
+    // A read that fails is left to the next page, which reads again and reports it.
+    if (next.to !== undefined) {
+      try {
+        this.#ahead.set(
+          aheadKey(collection, branch),
+          this.#read(collection, binding, branch, next),
+        );
+      } catch {
+        // Nothing read ahead.
+      }
+    }
     this.#commit(companion, branch, work, vectors, next);
     if (work.refused > 0) {
       this.refused.set(collection, (this.refused.get(collection) ?? 0) + work.refused);
     }
     return true;
+  }
+
+  /**
+   * The page after `marker`, its texts sent to the worker. Reading needs the pipeline idle
+   * (the caller was just admitted). A pass reads one data version, which no commit changes,
+   * and a page's companion reads are of its own key range, which the commit of the page
+   * before does not touch: a page read before that commit is the page read after it.
+   */
+  #read(collection: string, binding: Binding, branch: string, marker: Marker): Ahead {
+    const work: Work = { puts: [], deletes: [], refused: 0 };
+    const limit = Number(this.#service.settings.embed_page_records);
+    const next = readPage(this.#store, limit, collection, binding, branch, marker, work);
+    const vectors = this.#embed(work);
+    // Awaited by the page that takes it; one dropped (the branch moved on) fails unseen.
+    vectors.catch(() => {});
+    return { marker, work, next, vectors };
+  }
+
+  /** The page read ahead, if it is the one after `marker` of that branch; dropped otherwise. */
+  #takeAhead(collection: string, branch: string, marker: Marker): Ahead | undefined {
+    const key = aheadKey(collection, branch);
+    const ahead = this.#ahead.get(key);
+    this.#ahead.delete(key);
+    if (ahead === undefined) return undefined;
+    const same = (a: Marker, b: Marker) =>
+      a.at === b.at &&
+      a.branch === b.branch &&
+      a.to === b.to &&
+      a.cursor === b.cursor &&
+      a.after === b.after;
+    return same(ahead.marker, marker) ? ahead : undefined;
   }
 
   /** The texts' vectors, in requests of at most embed_request_items texts. */

@@ -100,18 +100,29 @@ export class EmbedWorkerProcess {
     this.#onDeath = listener;
   }
 
-  /** Embeds one batch; the worker is killed when it does not answer within `timeoutMs`. */
+  /**
+   * Embeds one batch; the worker is killed when it does not answer within `timeoutMs` of
+   * `startsAfter` settling (the answer to the batch written before it, if that one is still
+   * being embedded: the worker takes batches in order).
+   */
   async embed(
     kind: "document" | "question",
     texts: readonly string[],
     timeoutMs: number,
+    startsAfter: Promise<unknown> = Promise.resolve(),
   ): Promise<VectorsItem[]> {
     const id = this.#nextId;
     this.#nextId = id >= 0xffff_fff0 ? 1 : id + 1;
-    const timer = setTimeout(
-      () => this.kill(`did not answer a batch within embed_call_ms (${timeoutMs} ms)`),
-      timeoutMs,
-    );
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (settled) return;
+      timer = setTimeout(
+        () => this.kill(`did not answer a batch within embed_call_ms (${timeoutMs} ms)`),
+        timeoutMs,
+      );
+    };
+    startsAfter.then(arm, arm);
     try {
       const answer = await this.#ask({ type: "embed", id, kind, texts: [...texts] });
       if (answer.type === "vectors" && answer.id === id && answer.items.length === texts.length) {
@@ -122,6 +133,7 @@ export class EmbedWorkerProcess {
       }
       throw this.kill(`answered ${answer.type} where vectors for ${texts.length} texts were due`);
     } finally {
+      settled = true;
       clearTimeout(timer);
     }
   }

@@ -14,6 +14,7 @@
  * the head's table, and the loop catches the new index up once it is swapped in.
  */
 
+import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { VectorHit } from "./exact.ts";
 import { HnswIndex } from "./hnsw.ts";
@@ -24,6 +25,7 @@ import {
   MISS,
   type ThreadData,
 } from "./index-protocol.ts";
+import { SCAN_QUESTIONS } from "./scan-kernel.ts";
 import {
   advance,
   exactTable,
@@ -33,10 +35,18 @@ import {
   windowsOf,
 } from "./table.ts";
 
+/**
+ * The thread's nice value above the process's (Linux only): the store's event loop is
+ * preferred whenever both want a core, so a request is answered while a build or a scan
+ * holds the thread (and usearch's insert threads, which inherit it). On Linux a nice value
+ * is a thread's; elsewhere it would be the whole process's, so it is left alone.
+ */
+const NICE = 5;
+
 /** Records added to a building index between two looks at the queue. */
 const BUILD_CHUNK = 128;
-/** Most questions scanned together in one pass over a table. */
-const EXACT_BATCH = 32;
+/** Most questions scanned together in one pass over a table: the kernel's batch. */
+const EXACT_BATCH = SCAN_QUESTIONS;
 
 interface Build {
   readonly id: number;
@@ -60,6 +70,13 @@ interface Exact {
 }
 
 const port = parentPort!;
+if (process.platform === "linux") {
+  try {
+    setPriority(Math.min(19, getPriority() + NICE));
+  } catch {
+    // A process not allowed to renice (a seccomp filter, say) runs the thread as it is.
+  }
+}
 const { insertThreads } = workerData as ThreadData;
 const slots = new Map<string, Slot>();
 const exacts: Exact[] = [];

@@ -9,6 +9,7 @@
  */
 
 import { TopK, type VectorHit } from "./exact.ts";
+import { SCAN_QUESTIONS, Scanner, scanError } from "./scan-kernel.ts";
 
 /** A table as the event loop reads it: the rows without their norms. */
 export interface RawTable {
@@ -26,6 +27,10 @@ export interface RawTable {
 export interface VectorTable extends RawTable {
   /** Squared norm of each row, summed in the same order as `cosine` sums it. */
   readonly norms: Float64Array;
+  /** 1 / √norm of each row (0 for a zero row): the kernel's scores, a product per row. */
+  readonly inverse: Float64Array;
+  /** The kernel holding the matrix (scan-kernel.ts); none when it cannot take the table. */
+  readonly scanner: Scanner | undefined;
 }
 
 /**
@@ -77,9 +82,18 @@ export class TableBuilder {
   }
 }
 
-/** The table with its row norms: computed on the index thread, never on the event loop. */
+/**
+ * The table with its row norms, its matrix moved into a scan kernel's memory: done on the
+ * index thread, never on the event loop.
+ */
 export function withNorms(table: RawTable): VectorTable {
-  const { matrix, dims } = table;
+  const { dims, starts } = table;
+  let mostRows = 0;
+  for (let i = 0; i + 1 < starts.length; i++) {
+    mostRows = Math.max(mostRows, starts[i + 1]! - starts[i]!);
+  }
+  const scanner = Scanner.place(table.matrix, dims, mostRows);
+  const matrix = scanner?.matrix ?? table.matrix;
   const rows = dims === 0 ? 0 : matrix.length / dims;
   const norms = new Float64Array(rows);
   for (let r = 0; r < rows; r++) {
@@ -87,7 +101,8 @@ export function withNorms(table: RawTable): VectorTable {
     for (let d = r * dims, end = d + dims; d < end; d++) n += matrix[d]! * matrix[d]!;
     norms[r] = n;
   }
-  return { ...table, norms };
+  const inverse = norms.map((n) => (n === 0 ? 0 : 1 / Math.sqrt(n)));
+  return { ...table, matrix, norms, inverse, scanner };
 }
 
 /** A record's windows as views of the table's matrix. */
@@ -142,9 +157,12 @@ export function prefixRange(table: VectorTable, prefix: string | undefined): [nu
 }
 
 /**
- * Exact search of several questions in one pass over the table's rows [from, to): each row
- * is read once for all of them. Scores are `cosine`'s to the last bit (the same sums in the
- * same order), so answers equal the record-by-record oracle's, ties to the smaller key.
+ * Exact search of several questions (`SCAN_QUESTIONS` at a time) in one pass over the
+ * table's records [from, to): each row is read once for all of them. Scores are `cosine`'s
+ * to the last bit (the same sums in the same order), so answers equal the record-by-record
+ * oracle's, ties to the smaller key. With a kernel, its float32 scores choose the
+ * candidates (every record within twice `scanError` of the k-th best kernel score: the
+ * true k best are among them) and only those are scored here.
  */
 export function exactTable(
   table: VectorTable,
@@ -152,27 +170,42 @@ export function exactTable(
   k: number,
   range: readonly [number, number] = [0, table.keys.length],
 ): VectorHit[][] {
-  const { dims, matrix, norms, starts, keys } = table;
-  const tops = questions.map(() => new TopK(k));
+  if (questions.length > SCAN_QUESTIONS) {
+    return [
+      ...exactTable(table, questions.slice(0, SCAN_QUESTIONS), k, range),
+      ...exactTable(table, questions.slice(SCAN_QUESTIONS), k, range),
+    ];
+  }
   const qNorms = questions.map((q) => {
     let n = 0;
     for (let d = 0; d < q.length; d++) n += q[d]! * q[d]!;
     return n;
   });
+  const tops = questions.map(() => new TopK(k));
+  if (table.scanner === undefined) {
+    scanAll(table, questions, qNorms, tops, range);
+  } else {
+    scanKernel(table, table.scanner, questions, qNorms, k, tops, range);
+  }
+  return tops.map((top) => top.hits);
+}
+
+/** The JavaScript scan: every row's score, `cosine`'s sums. */
+function scanAll(
+  table: VectorTable,
+  questions: readonly Float32Array[],
+  qNorms: readonly number[],
+  tops: readonly TopK[],
+  range: readonly [number, number],
+): void {
   const best = new Float64Array(questions.length);
   const bestWindow = new Int32Array(questions.length);
   for (let record = range[0]; record < range[1]; record++) {
     best.fill(Number.NEGATIVE_INFINITY);
-    const first = starts[record]!;
-    for (let row = first; row < starts[record + 1]!; row++) {
-      const base = row * dims;
-      const nb = norms[row]!;
+    const first = table.starts[record]!;
+    for (let row = first; row < table.starts[record + 1]!; row++) {
       for (let q = 0; q < questions.length; q++) {
-        const question = questions[q]!;
-        let dot = 0;
-        for (let d = 0; d < dims; d++) dot += question[d]! * matrix[base + d]!;
-        const na = qNorms[q]!;
-        const score = na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+        const score = rowScore(table, questions[q]!, qNorms[q]!, row);
         if (score > best[q]!) {
           best[q] = score;
           bestWindow[q] = row - first;
@@ -180,12 +213,140 @@ export function exactTable(
       }
     }
     if (best[0] === Number.NEGATIVE_INFINITY) continue;
-    const key = keys[record]!;
+    const key = table.keys[record]!;
     for (let q = 0; q < questions.length; q++) {
       tops[q]!.offer({ key, score: best[q]!, window: bestWindow[q]! });
     }
   }
-  return tops.map((top) => top.hits);
+}
+
+/** `cosine(question, row)`, with the norms computed once. */
+function rowScore(table: VectorTable, question: Float32Array, qNorm: number, row: number): number {
+  const { dims, matrix } = table;
+  const base = row * dims;
+  let dot = 0;
+  for (let d = 0; d < dims; d++) dot += question[d]! * matrix[base + d]!;
+  const nb = table.norms[row]!;
+  return qNorm === 0 || nb === 0 ? 0 : dot / Math.sqrt(qNorm * nb);
+}
+
+/** The kernel's scan: candidates by float32 score, then `cosine`'s score for them. */
+function scanKernel(
+  table: VectorTable,
+  scanner: Scanner,
+  questions: readonly Float32Array[],
+  qNorms: readonly number[],
+  k: number,
+  tops: readonly TopK[],
+  range: readonly [number, number],
+): void {
+  const { starts, inverse } = table;
+  const margin = 2 * scanError(table.dims);
+  const nq = questions.length;
+  const floors = questions.map(() => new Floor(k));
+  const candidates = questions.map(() => [] as number[]);
+  const candidateScores = questions.map(() => [] as number[]);
+  const padded = scanner.load(questions);
+  let record = range[0];
+  while (record < range[1]) {
+    const from = starts[record]!;
+    const end = blockEnd(starts, record, range[1], scanner.blockRows);
+    const to = starts[end]!;
+    const { out, stride } = scanner.dots(padded, from, to);
+    for (let q = 0; q < nq; q++) {
+      const qInverse = qNorms[q] === 0 ? 0 : 1 / Math.sqrt(qNorms[q]!);
+      const floor = floors[q]!;
+      let least = floor.least - margin;
+      const base = q * stride - from;
+      for (let r = record; r < end; r++) {
+        const first = starts[r]!;
+        const last = starts[r + 1]!;
+        let best = out[base + first]! * qInverse * inverse[first]!;
+        for (let row = first + 1; row < last; row++) {
+          const score = out[base + row]! * qInverse * inverse[row]!;
+          if (score > best) best = score;
+        }
+        if (best >= least) {
+          candidates[q]!.push(r);
+          candidateScores[q]!.push(best);
+          floor.offer(best);
+          least = floor.least - margin;
+        }
+      }
+    }
+    record = end;
+  }
+  for (let q = 0; q < nq; q++) {
+    const question = questions[q]!;
+    const least = floors[q]!.least - margin;
+    const scores = candidateScores[q]!;
+    candidates[q]!.forEach((r, i) => {
+      if (scores[i]! < least) return;
+      let best = Number.NEGATIVE_INFINITY;
+      let window = 0;
+      for (let row = starts[r]!; row < starts[r + 1]!; row++) {
+        const score = rowScore(table, question, qNorms[q]!, row);
+        if (score > best) {
+          best = score;
+          window = row - starts[r]!;
+        }
+      }
+      tops[q]!.offer({ key: table.keys[r]!, score: best, window });
+    });
+  }
+}
+
+/** The end of the block of records from `record`: whole records, at most `most` rows. */
+function blockEnd(starts: Uint32Array, record: number, last: number, most: number): number {
+  const limit = starts[record]! + most;
+  let lo = record + 1;
+  let hi = last;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= limit) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The k-th best score offered so far (−∞ before k were offered): a min-heap of k. */
+class Floor {
+  readonly #heap: Float64Array;
+  #size = 0;
+
+  constructor(k: number) {
+    this.#heap = new Float64Array(k);
+  }
+
+  get least(): number {
+    return this.#size < this.#heap.length ? Number.NEGATIVE_INFINITY : this.#heap[0]!;
+  }
+
+  offer(score: number): void {
+    const heap = this.#heap;
+    if (this.#size < heap.length) {
+      let at = this.#size++;
+      while (at > 0) {
+        const parent = (at - 1) >> 1;
+        if (heap[parent]! <= score) break;
+        heap[at] = heap[parent]!;
+        at = parent;
+      }
+      heap[at] = score;
+      return;
+    }
+    if (score <= heap[0]!) return;
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= heap.length) break;
+      if (child + 1 < heap.length && heap[child + 1]! < heap[child]!) child++;
+      if (heap[child]! >= score) break;
+      heap[at] = heap[child]!;
+      at = child;
+    }
+    heap[at] = score;
+  }
 }
 
 /** A table as transferable parts: the keys as one text and their lengths. */

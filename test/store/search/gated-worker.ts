@@ -1,8 +1,9 @@
 /**
  * A stand-in embedding worker written from the protocol in docs/embeddings.md, for the
- * question batching test: 16-dimension vectors made from each text's characters. It
- * appends one JSON line per `embed` request (`{kind, texts}`) to `requests.jsonl` in its
- * model directory, and holds its answer to the first question request until a file
+ * question batching tests: 16-dimension vectors made from each text's characters. It
+ * appends one JSON line per `embed` message (`{kind, texts}`) to `received.jsonl` in its
+ * model directory as the message arrives and to `requests.jsonl` as it takes it (one at a
+ * time, in order), and holds its answer to the first question request until a file
  * `release` appears there, so the test decides when that batch ends.
  */
 
@@ -62,6 +63,10 @@ process.stdin.on("data", (chunk: Buffer) => {
         }),
       );
     } else {
+      appendFileSync(
+        join(dir, "received.jsonl"),
+        `${JSON.stringify({ kind: message.kind, texts: message.texts.length })}\n`,
+      );
       // In order, one at a time, as the shipped worker answers.
       queue = queue.then(() => answer(message));
     }

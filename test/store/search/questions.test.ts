@@ -6,63 +6,25 @@
  * test releases it; 16 more searches from 4 connections then meet it busy. With
  * `embed_waiting` 15, exactly one of them is refused `embed_busy`, which shows the other 15
  * are waiting; once released, the worker sees one request of those 15 texts.
+ *
+ * A request of several batches has the next batch written to the worker while it embeds
+ * one (embed/supervisor.ts), so the worker never waits for the store between batches: with
+ * the first batch held, the second has already arrived.
  */
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { chmod, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { serve, tempRoot, until } from "./fixture.ts";
+import { serve, until } from "./fixture.ts";
+import { embedSettings, gatedWorker, requests } from "./gated.ts";
 
 const WAITING = 15;
-const IDENTITY = "d".repeat(64);
-
-async function gatedWorker(): Promise<{ worker: string; dir: string }> {
-  const dir = await tempRoot();
-  const worker = join(dir, "gated-worker");
-  const script = fileURLToPath(new URL("./gated-worker.ts", import.meta.url));
-  await writeFile(worker, `#!/bin/sh\nexec "$SKEIN_EMBED_NODE" "${script}" "${IDENTITY}"\n`);
-  await chmod(worker, 0o755);
-  return { worker, dir };
-}
-
-function requests(dir: string, kind: string): number[] {
-  let text = "";
-  try {
-    text = readFileSync(join(dir, "requests.jsonl"), "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as { kind: string; texts: number })
-    .filter((r) => r.kind === kind)
-    .map((r) => r.texts);
-}
-
 test("questions arriving while the worker is busy go to it as one request", {
   timeout: 300_000,
 }, async () => {
   const { worker, dir } = await gatedWorker();
-  const served = await serve({
-    embed_worker: worker,
-    embed_model_dir: dir,
-    embed_model_sha256: IDENTITY,
-    embed_memory_bytes: 2 ** 30,
-    embed_threads: 1,
-    embed_batch_items: 32,
-    embed_input_bytes: 4096,
-    embed_tokens: 128,
-    embed_frame_bytes: 1 << 20,
-    embed_ready_ms: 120_000,
-    embed_call_ms: 120_000,
-    embed_request_items: 64,
-    embed_waiting: WAITING,
-    embed_page_records: 16,
-  });
+  const served = await serve(embedSettings(worker, dir, { embed_waiting: WAITING }));
   try {
     const client = await served.client();
     await client.call("collections.create", { collection: "notes" });
@@ -96,6 +58,28 @@ test("questions arriving while the worker is busy go to it as one request", {
     const answered = settled.filter((r) => "answer" in r);
     assert.equal(answered.length, WAITING);
     assert.deepEqual(requests(dir, "question"), [1, WAITING]);
+  } finally {
+    await served.stop();
+  }
+});
+
+test("the next batch of a request reaches the worker while it embeds one", {
+  timeout: 300_000,
+}, async () => {
+  const { worker, dir } = await gatedWorker();
+  const served = await serve(embedSettings(worker, dir, { embed_batch_items: 8 }));
+  try {
+    const client = await served.client();
+    const texts = Array.from({ length: 20 }, (_, i) => `question ${i}`);
+    const answer = client.embedTexts(texts, { kind: "question" });
+    await until(
+      () => requests(dir, "question", "received.jsonl").length === 2,
+      "the second batch written while the first is held",
+    );
+    assert.deepEqual(requests(dir, "question"), [8], "the worker still holds the first batch");
+    await writeFile(join(dir, "release"), "");
+    assert.equal((await answer).vectors.length, 20);
+    assert.deepEqual(requests(dir, "question"), [8, 8, 4]);
   } finally {
     await served.stop();
   }
