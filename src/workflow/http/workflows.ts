@@ -263,11 +263,16 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
       const transcripts = roles.transcripts;
       // Most runs have no agent attempt, so no transcript: then the history is read only
       // for a live run's pending activities, and no transcript is read.
-      const transcribed = transcripts === undefined ? [] : await transcripts.attempts(run.runId);
+      const [run, transcribed] = await roles.runs.describeWith(
+        namespace,
+        body.workflow_id,
+        body.run_id,
+        body.wait_ms,
+        async (runId) => (transcripts === undefined ? [] : transcripts.attempts(runId)),
+      );
       // One read of the history serves both: the pending activities and the workspaces.
       const events = transcribed.length === 0 ? undefined : await roles.runs.events(run);
       const pending = await roles.runs.pending(run, events);
