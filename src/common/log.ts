@@ -52,3 +52,64 @@ export function createLogger(options: LogOptions): Logger {
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
 }
+
+/**
+ * Fastify's `childLoggerFactory` for servers with many small requests: a request's child
+ * logger is made on its first line, not with the request. A pino child binds its fields
+ * through the redaction's wildcard paths, about 4 µs a request, and most requests log
+ * nothing.
+ */
+export function lazyChildLogger(
+  logger: Logger,
+  bindings: Record<string, unknown>,
+  options: Record<string, unknown>,
+): Logger {
+  return new LazyChild(logger, bindings, options) as unknown as Logger;
+}
+
+class LazyChild {
+  readonly #parent: Logger;
+  readonly #bindings: Record<string, unknown>;
+  readonly #options: Record<string, unknown>;
+  #made: Logger | undefined;
+
+  constructor(parent: Logger, bindings: Record<string, unknown>, options: Record<string, unknown>) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #child(): Logger {
+    this.#made ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#made;
+  }
+
+  static {
+    // The level methods, each passing its arguments on to the child's (pino's need it as this).
+    for (const level of ["fatal", "error", "warn", "info", "debug", "trace"] as const) {
+      Object.defineProperty(LazyChild.prototype, level, {
+        value(this: LazyChild, ...args: unknown[]): void {
+          const child = this.#child();
+          Reflect.apply(child[level], child, args);
+        },
+      });
+    }
+  }
+
+  get level(): string {
+    return this.#child().level;
+  }
+  set level(level: string) {
+    this.#child().level = level;
+  }
+  silent(): void {}
+  child(bindings: Record<string, unknown>, options?: Record<string, unknown>): Logger {
+    return this.#child().child(bindings, options);
+  }
+  isLevelEnabled(level: string): boolean {
+    return this.#child().isLevelEnabled(level);
+  }
+  bindings(): Record<string, unknown> {
+    return this.#child().bindings();
+  }
+}

@@ -8,7 +8,7 @@
  */
 
 import Fastify, { type FastifyInstance, LogController } from "fastify";
-import type { Logger } from "../common/log.ts";
+import { type Logger, lazyChildLogger } from "../common/log.ts";
 import type { AgentHub } from "./agents/hub.ts";
 import type { TokenVerifier } from "./auth/tokens.ts";
 import { installRouting, type RoutingRoles } from "./cluster/routing.ts";
@@ -76,6 +76,9 @@ export function buildApp(roles: AppRoles): FastifyInstance {
     loggerInstance: roles.logger,
     // Per-request lines are off: refusals are answered, 5xx are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // The app's logger is pino (`loggerInstance`), so its children are.
+    childLoggerFactory: (logger, bindings, options) =>
+      lazyChildLogger(logger as Logger, bindings, options as Record<string, unknown>),
     bodyLimit: roles.maxBodyBytes,
     ...listenerOptions(roles.listener),
   }) as unknown as FastifyInstance;

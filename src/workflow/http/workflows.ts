@@ -209,19 +209,29 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       const body = startBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       // An unknown definition is refused before the namespace is used: a failed start never
-      // creates its namespace.
-      await roles.namespaces.admit(namespace);
-      const definition =
+      // creates its namespace. The namespace and the definition are read together (one
+      // crossing to the storage thread, not three in a row); a namespace refusal still wins.
+      const [admitted, found] = await Promise.allSettled([
+        roles.namespaces.admit(namespace),
         body.version === undefined
-          ? await roles.definitions.latest(namespace, body.name)
-          : await roles.definitions.byVersion(namespace, body.version);
+          ? roles.definitions.latest(namespace, body.name)
+          : roles.definitions.byVersion(namespace, body.version),
+      ]);
+      if (admitted.status === "rejected") throw admitted.reason;
+      if (found.status === "rejected") throw found.reason;
+      const definition = found.value;
       if (definition.name !== body.name) {
         throw workflowError(
           "definition_not_found",
           `version ${body.version} is definition ${JSON.stringify(definition.name)}, not ${JSON.stringify(body.name)}`,
         );
       }
-      await roles.namespaces.use(namespace, principalOf(request).subject);
+      // An existing namespace is not read again: a delete takes its definitions with it, so
+      // the definition just read shows it was there as much as a second read would (and a
+      // delete racing the run's insert is possible either way).
+      if (admitted.value === undefined) {
+        await roles.namespaces.use(namespace, principalOf(request).subject);
+      }
       const started = await roles.runs.start({
         namespace,
         definition,
@@ -253,11 +263,16 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
     async (request) => {
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
-      const run = await roles.runs.describe(namespace, body.workflow_id, body.run_id, body.wait_ms);
       const transcripts = roles.transcripts;
       // Most runs have no agent attempt, so no transcript: then the history is read only
       // for a live run's pending activities, and no transcript is read.
-      const transcribed = transcripts === undefined ? [] : await transcripts.attempts(run.runId);
+      const [run, transcribed] = await roles.runs.describeWith(
+        namespace,
+        body.workflow_id,
+        body.run_id,
+        body.wait_ms,
+        async (runId) => (transcripts === undefined ? [] : transcripts.attempts(runId)),
+      );
       // One read of the history serves both: the pending activities and the workspaces.
       const events = transcribed.length === 0 ? undefined : await roles.runs.events(run);
       const pending = await roles.runs.pending(run, events);

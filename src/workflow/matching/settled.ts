@@ -7,10 +7,15 @@
 
 export class SettledMemory {
   readonly #keys = new Set<string>();
-  readonly #capacity: number;
+  /**
+   * The keys in the order remembered, a ring: the oldest is found by index, not by a fresh
+   * iterator over the set on every remember (one per settled step).
+   */
+  readonly #order: (string | undefined)[];
+  #next = 0;
 
   constructor(capacity: number) {
-    this.#capacity = capacity;
+    this.#order = new Array<string | undefined>(Math.max(1, capacity)).fill(undefined);
   }
 
   has(key: string): boolean {
@@ -18,11 +23,15 @@ export class SettledMemory {
   }
 
   remember(key: string): void {
+    if (this.#keys.has(key)) return;
+    // A forgotten key keeps its slot until the ring comes round to it, so the memory may hold
+    // fewer than `capacity` keys (and a key forgotten and remembered again may go early):
+    // never more.
+    const oldest = this.#order[this.#next];
+    if (oldest !== undefined) this.#keys.delete(oldest);
+    this.#order[this.#next] = key;
+    this.#next = (this.#next + 1) % this.#order.length;
     this.#keys.add(key);
-    if (this.#keys.size > this.#capacity) {
-      const oldest = this.#keys.values().next().value;
-      if (oldest !== undefined) this.#keys.delete(oldest);
-    }
   }
 
   /** A result that was not accepted after all: its resend must be reported again. */

@@ -118,12 +118,33 @@ export class RunService {
     runId?: string,
     waitMs = 0,
   ): Promise<RunRecord> {
+    return (await this.describeWith(namespace, workflowId, runId, waitMs, async () => {}))[0];
+  }
+
+  /**
+   * `describe`, and `alongside` of the run's id read with the run's last read: after a wait
+   * both go to the store in the same turn (one crossing to its thread, not two in a row).
+   */
+  async describeWith<T>(
+    namespace: string,
+    workflowId: string,
+    runId: string | undefined,
+    waitMs: number,
+    alongside: (runId: string) => Promise<T>,
+  ): Promise<[RunRecord, T]> {
     const run = await this.#record(namespace, workflowId, runId);
-    if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) return run;
+    if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) {
+      return [run, await alongside(run.runId)];
+    }
     // Checked and registered in one turn: the engine reports the end after this turn, or it
     // has already dropped the run (ended meanwhile, or taken out), and the read is fresh.
     if (this.#engine.state(run.runId) !== undefined) await this.#ends.wait(run.runId, waitMs);
-    return this.#record(namespace, workflowId, runId);
+    // A workflow id has one run, so the run read again is the same run.
+    const [last, read] = await Promise.all([
+      this.#record(namespace, workflowId, runId),
+      alongside(run.runId),
+    ]);
+    return last.runId === run.runId ? [last, read] : [last, await alongside(last.runId)];
   }
 
   async #record(namespace: string, workflowId: string, runId?: string): Promise<RunRecord> {
