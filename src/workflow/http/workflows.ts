@@ -26,7 +26,6 @@ import {
   string,
   withDefault,
 } from "../../common/decode/index.ts";
-import type { AttemptRef } from "../../protocol/attempt.ts";
 import { namespaceName } from "../../protocol/namespace-name.ts";
 import { canAccessNamespace } from "../auth/tokens.ts";
 import { workflowError } from "../errors.ts";
