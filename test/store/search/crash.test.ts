@@ -94,6 +94,16 @@ function assertNoStrayFiles(dataDir: string): void {
   assert.deepEqual(files.sort(), [...named].sort());
 }
 
+/** The killed store served again on its data: settled, correct, and no stray index file. */
+async function restartedCorrect(group: Record<string, unknown>, killed: Served) {
+  const served = await serve(group, killed.dataDir, ENV);
+  const client = await served.client();
+  await settled(client, "notes");
+  await assertCorrect(client);
+  assertNoStrayFiles(killed.dataDir);
+  return { served, client };
+}
+
 /** A store serving `notes` with CHANGED records, embedded, no index yet. */
 async function embedded() {
   const model = await testModel();
@@ -130,12 +140,7 @@ test("SIGKILL inside index updates, then correct answers after restart", async (
       await put;
       landed = !traceLines(served).some((l) => l.id === event.id && l.phase === "end");
       t.diagnostic(`${index} attempt ${attempt}: ${event.records} records, inside: ${landed}`);
-      const dataDir = served.dataDir;
-      served = await serve(group, dataDir, ENV);
-      client = await served.client();
-      await settled(client, "notes");
-      await assertCorrect(client);
-      assertNoStrayFiles(dataDir);
+      ({ served, client } = await restartedCorrect(group, served));
     }
     assert.ok(landed, `a SIGKILL landed inside a ${index} index update`);
   }
@@ -152,11 +157,6 @@ test("SIGKILL while a built index is swapped in (its first checkpoint): whole or
   await served.running.exited;
   const inside = !traceLines(served).some((l) => l.id === event.id && l.phase === "end");
   t.diagnostic(`killed at the checkpoint of ${event.records} records, inside: ${inside}`);
-  const dataDir = served.dataDir;
-  served = await serve(group, dataDir, ENV);
-  client = await served.client();
-  await settled(client, "notes");
-  await assertCorrect(client);
-  assertNoStrayFiles(dataDir);
+  ({ served } = await restartedCorrect(group, served));
   await served.stop();
 });
