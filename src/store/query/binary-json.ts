@@ -181,6 +181,8 @@ export class BinaryJsonWriter {
 
   /** The next byte after whitespace, not consumed (NaN at the end). */
   #peek(): number {
+    const b = this.#src[this.#pos];
+    if (b !== undefined && b > 0x20) return b;
     this.#space();
     return this.#src[this.#pos] ?? Number.NaN;
   }
@@ -274,17 +276,22 @@ export class BinaryJsonWriter {
    */
   #stringEnd(): number {
     const src = this.#src;
+    const length = src.length;
     let pos = this.#pos + 1;
     let plain = true;
     for (;;) {
-      const b = src[pos];
+      if (pos >= length) throw notTranscoded;
+      const b = src[pos]!;
       if (b === QUOTE) break;
-      if (b === undefined || b < 0x20) throw notTranscoded;
-      if (b === BACKSLASH) {
-        plain = false;
+      // Most bytes are printable ASCII other than the backslash.
+      if (b >= 0x20 && b < 0x80 && b !== BACKSLASH) {
         pos++;
-      } else if (b >= 0x80) plain = false;
-      pos++;
+        continue;
+      }
+      if (b < 0x20) throw notTranscoded;
+      plain = false;
+      // An escape's next byte is part of it (a quote there does not end the string).
+      pos += b === BACKSLASH ? 2 : 1;
     }
     this.#plain = plain;
     this.#start = this.#pos + 1;
