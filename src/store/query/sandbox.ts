@@ -231,7 +231,11 @@ function newStringFromBytes(
   }
 }
 
-/** The handle of an FFI call's value, or its exception raised as a SandboxError. */
+/**
+ * The handle of an FFI call's value, or its exception raised as a SandboxError. No query
+ * code runs in these calls, so a thrown null is QuickJS out of memory (it throws null when
+ * it cannot even allocate the error).
+ */
 function handleOrRaise(
   context: QuickJSContext,
   pointer: number,
@@ -241,7 +245,12 @@ function handleOrRaise(
   const error = raw.ffi.QTS_ResolveException(raw.ctx.value, pointer);
   if (error === 0) return raw.memory.heapValueHandle(pointer);
   raw.ffi.QTS_FreeValuePointer(raw.ctx.value, pointer);
-  return raise(context, raw.memory.heapValueHandle(error), limits);
+  const thrown = raw.memory.heapValueHandle(error);
+  if (context.typeof(thrown) === "object" && context.dump(thrown) === null) {
+    thrown.dispose();
+    throw outOfMemory();
+  }
+  return raise(context, thrown, limits);
 }
 
 /** The UTF-8 bytes of a QuickJS string, copied out of the sandbox's memory. */

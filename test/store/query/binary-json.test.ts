@@ -177,4 +177,35 @@ describe("records in QuickJS's binary format", () => {
       sandbox.dispose();
     }
   });
+  test("records that do not fit in query_memory_bytes are query_memory_limit", async () => {
+    const limits = { ...LIMITS, memoryBytes: 4 << 20 };
+    const value = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, [i, `v${i}`]]));
+    // Just past the limit (QuickJS then cannot even make its error and throws null, which
+    // QuickJS's own parse of the text gave as query_code_error "null") and far past it.
+    for (const count of [2000, 8000]) {
+      const batch = JSON.stringify(
+        Array.from({ length: count }, (_, i) => ({ key: `r${i}`, value })),
+      );
+      assert.ok(new BinaryJsonWriter().transcode(Buffer.from(batch)));
+      const sandbox = await Sandbox.create("(r) => { return r.key }", "null", limits);
+      try {
+        assert.throws(
+          () => sandbox.runBatch(Buffer.from(batch)),
+          (error: { code?: string }) => error.code === "query_memory_limit",
+        );
+      } finally {
+        sandbox.dispose();
+      }
+    }
+    // The next query's sandbox is whole.
+    const next = await Sandbox.create("(r) => { return r.key }", "null", limits);
+    try {
+      const rows = JSON.parse(
+        Buffer.from(next.runBatch(Buffer.from('[{"key":"a","value":1}]'))).toString(),
+      );
+      assert.deepEqual(rows, [[0, "a"]]);
+    } finally {
+      next.dispose();
+    }
+  });
 });
