@@ -46,6 +46,13 @@ const FIRST_ATOM = 1;
 const COUNT_BYTES = 5;
 /** Raw strings shorter than this are copied by a loop here; longer ones by the buffer's copy. */
 const SHORT_COPY = 32;
+/**
+ * Largest buffer a transcoder keeps between batches: a batch of the bench's records needs
+ * about 130 KB; one of a few huge records may need far more, once.
+ */
+const KEEP_BYTES = 4 << 20;
+/** Key slots kept between batches (a batch of many distinct keys grows the table, once). */
+const KEEP_SLOTS = 1 << 12;
 /** Decimal digits that always fit an int32 (a longer integer is read as a double). */
 const INT_DIGITS = 9;
 
@@ -66,6 +73,14 @@ class Output {
   bytes = Buffer.allocUnsafe(1 << 12);
   view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   at = 0;
+
+  /** Empties it; a buffer grown past KEEP_BYTES by an unusual batch is not kept. */
+  reset(): void {
+    this.at = 0;
+    if (this.bytes.length <= KEEP_BYTES) return;
+    this.bytes = Buffer.allocUnsafe(1 << 12);
+    this.view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+  }
 
   reserve(count: number): void {
     if (this.at + count <= this.bytes.length) return;
@@ -145,8 +160,10 @@ export class BinaryJsonWriter {
   ): { readonly head: Uint8Array; readonly body: Uint8Array } | undefined {
     this.#src = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.#pos = 0;
-    this.#body.at = 0;
-    this.#slots.fill(0);
+    this.#body.reset();
+    this.#head.reset();
+    if (this.#slots.length > KEEP_SLOTS) this.#slots = new Int32Array(256);
+    else this.#slots.fill(0);
     this.#starts.length = 0;
     this.#lengths.length = 0;
     this.#hashes.length = 0;
@@ -427,7 +444,6 @@ export class BinaryJsonWriter {
   #writeHead(): void {
     const head = this.#head;
     const src = this.#src;
-    head.at = 0;
     head.reserve(1 + COUNT_BYTES);
     head.bytes[head.at++] = BC_VERSION;
     head.leb(this.#starts.length);
