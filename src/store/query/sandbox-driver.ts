@@ -1,7 +1,10 @@
 /**
  * The driver: the one piece of code of ours inside each query's QuickJS runtime. It runs
- * the query's function over a batch of records and serializes the outputs, with the
- * per-record output and depth bounds enforced where the outputs are made.
+ * the query's function over a batch of records (an array the sandbox has just built from
+ * the batch's binary form, binary-json.ts, and that nothing else refers to; or the batch's
+ * JSON text, which it parses, when the text was not transcoded) and serializes
+ * the outputs, with the per-record output and depth bounds enforced where the outputs are
+ * made.
  */
 
 /**
@@ -29,8 +32,8 @@ export const DRIVER = `(function () {
     const args = parse(argsJson);
     // The batch array, a row, then the output: the output's first level is the path's third.
     const deepest = maxDepth + 2;
-    return function (recordsJson) {
-      const records = parse(recordsJson);
+    return function (input) {
+      const records = typeof input === "string" ? parse(input) : input;
       const rows = [];
       for (let i = 0; i < records.length; i++) {
         const out = fn(records[i], args);

@@ -38,7 +38,15 @@ export function unwrap(
   limits?: SandboxLimits,
 ): QuickJSHandle {
   if (!("error" in result) || result.error === undefined) return result.value;
-  const error = result.error;
+  return raise(context, result.error, limits);
+}
+
+/** Throws the SandboxError for `error`, a thrown QuickJS value (its handle is disposed). */
+export function raise(
+  context: QuickJSContext,
+  error: QuickJSHandle,
+  limits?: SandboxLimits,
+): never {
   let dumped: unknown;
   try {
     dumped = context.dump(error);

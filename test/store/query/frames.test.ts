@@ -9,6 +9,11 @@ import {
 
 const awkward: [string, string][] = [
   ["plain", '{"n":1}'],
+  ["", "null"],
+  ["~!#$%&'()*+,-./:;<=>?@[]^_`{|}", "0"],
+  ["del\u007f", "1"],
+  ["back\\slash", "2"],
+  ["unit\u001fsep", "3"],
   ['quote"back\\slash', '"text"'],
   ["clé-日本-😀", '{"s":"ünï 😀 ☃"}'],
   ["\u2028line", "[1,2,3]"],
@@ -25,7 +30,13 @@ describe("worker frames", () => {
       id: 4_000_000_000,
       records: awkward.map(([key, json]) => ({ key, value: JSON.parse(json) })),
     });
-    assert.ok(payload.toString("utf8").startsWith('{"type":"batch","id":4000000000,"records":['));
+    // Byte for byte the layout, whether a key is copied as it is or escaped.
+    assert.equal(
+      payload.toString("utf8"),
+      `{"type":"batch","id":4000000000,"records":[${awkward
+        .map(([key, json]) => `{"key":${JSON.stringify(key)},"value":${json}}`)
+        .join(",")}]}`,
+    );
     const sliced = sliceBatch(payload)!;
     assert.equal(sliced.id, 4_000_000_000);
     assert.deepEqual(JSON.parse(sliced.records.toString("utf8")), message.records);
