@@ -267,6 +267,66 @@ const timer = (at: number): HistoryEvent => ({
 });
 
 export function runPositionConformance(backend: Backend): void {
+  test("a live run's row is written on transitions only, yet reads show its status and last event's time", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    const read = async ({ runs }: WorkflowPersistence) => {
+      const run = await runs.byWorkflowId("n", "w-a");
+      const page = await runs.list({
+        namespace: "n",
+        status: undefined,
+        limit: 10,
+        after: undefined,
+      });
+      assert.equal(page.runs[0]?.updatedAt, run?.updatedAt, "a list page says the same");
+      return [run?.status, run?.startedAt, run?.updatedAt, run?.endedAt];
+    };
+    const step = (at: number, status: "Running" | "Paused") =>
+      first.workflows.runs.commit([{ ...runId("a"), events: [timer(at)], status }]);
+    try {
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [started(1, "w-a"), timer(2)], status: "Running" },
+      ]);
+      assert.deepEqual(await read(first.workflows), ["Running", 1, 2, null]);
+      await step(3, "Running");
+      assert.deepEqual(await read(first.workflows), ["Running", 1, 3, null]);
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [{ type: "RunPaused", at: 4 }], status: "Paused" },
+      ]);
+      await step(5, "Paused");
+      assert.deepEqual(await read(first.workflows), ["Paused", 1, 5, null]);
+    } finally {
+      await first.close();
+    }
+    // Reopened: the store learns the row's status from its load, and a resume rewrites it.
+    const second = await backend.open(place);
+    try {
+      assert.deepEqual(
+        (await second.workflows.runs.loadRunning()).map((r) => [r.runId, r.history.length]),
+        [["a", 5]],
+      );
+      await second.workflows.runs.commit([
+        { ...runId("a"), events: [{ type: "RunResumed", at: 6 }, timer(7)], status: "Running" },
+      ]);
+      assert.deepEqual(await read(second.workflows), ["Running", 1, 7, null]);
+      await second.workflows.runs.commit([
+        {
+          ...runId("a"),
+          events: [{ type: "RunCompleted", at: 8, output_json: "1" }],
+          status: "Completed",
+        },
+      ]);
+      assert.deepEqual(await read(second.workflows), ["Completed", 1, 8, 8]);
+      assert.deepEqual(
+        (await second.workflows.runs.history("a"))?.map((e) => e.at),
+        [1, 2, 3, 4, 5, 6, 7, 8],
+      );
+      assert.deepEqual(await second.workflows.runs.loadRunning(), []);
+    } finally {
+      await second.close();
+    }
+  });
+
   test("runs not in memory continue their histories from their rows, several in one commit", async () => {
     const place = await backend.fresh();
     const first = await backend.open(place);

@@ -8,7 +8,15 @@
  * A run's next event position comes from the store's memory (filled by `loadRunning` and by
  * earlier commits), so an append never reads first; a batch that starts a run needs no look-up
  * (its first event is `RunStarted`, so the run is new), and any other run not in memory has
- * its position read, all such runs in one statement.
+ * its position read from its events, all such runs in one statement.
+ *
+ * A run's row is written only when it says something new: when the run starts, when its
+ * status changes (paused, resumed, ended: the end columns with it) and when the store does
+ * not know the status its row holds. A step of a live run appends its events and leaves the
+ * row alone, so the row's indexes (two of them on `status`) are not rewritten per step; the
+ * time of a live run's last event, its `updated_at`, is read from its events instead
+ * (`RUN_COLUMNS`). The store's memory holds each live run's position and the status its row
+ * holds (`KnownRun`).
  *
  * A batch is written in its encoded form (`encodeBatch`): each event already its stored JSON
  * text and the run row's columns already taken from the events. On SQLite the encoding runs
@@ -65,19 +73,24 @@ const RUNS = targets(
     text("status"),
     bigint("started_at"),
     bigint("updated_at"),
-    int("next_seq"),
     bigint("ended_at"),
     text("output_json"),
     text("failure_code"),
     text("failure_message"),
   ],
   "ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, " +
-    "updated_at = excluded.updated_at, next_seq = excluded.next_seq, " +
+    "updated_at = excluded.updated_at, " +
     "ended_at = coalesce(excluded.ended_at, workflow_runs.ended_at), " +
     "output_json = coalesce(excluded.output_json, workflow_runs.output_json), " +
     "failure_code = coalesce(excluded.failure_code, workflow_runs.failure_code), " +
     "failure_message = coalesce(excluded.failure_message, workflow_runs.failure_message)",
 );
+
+/** What the store remembers of a live run: its next event position and its row's status. */
+export interface KnownRun {
+  readonly seq: number;
+  readonly status: RunStatus;
+}
 
 /** A `RunAppend` as it is written: events as their stored text, the run row's columns taken. */
 export interface EncodedAppend extends RunIdentity {
@@ -122,12 +135,12 @@ export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null
 
 /**
  * Writes the batch; returns the next event position of every run it appended to. `known`
- * is the store's memory of positions; it is not changed here (only a durable commit may).
+ * is the store's memory of live runs; it is not changed here (only a durable commit may).
  */
 export function* groupCommit(
   dialect: Dialect,
   batch: readonly EncodedAppend[],
-  known: ReadonlyMap<string, number>,
+  known: ReadonlyMap<string, KnownRun>,
   scope: RunScope | undefined,
 ): Unit<Map<string, number>> {
   const pick = <T>(t: { unscoped: T; scoped: T }) => (scope === undefined ? t.unscoped : t.scoped);
@@ -136,11 +149,11 @@ export function* groupCommit(
   // Outbox rows go in the same transaction as the events that create them.
   const outbox = outboxRows(batch).map(withShard);
   if (outbox.length > 0) yield* dialect.insertRows(pick(OUTBOX), outbox);
-  const appends = batch.filter((r) => r.events.length > 0);
-  const positions = yield* positionsOf(dialect, appends, known);
+  const positions = yield* positionsOf(dialect, batch, known);
   const events: Param[][] = [];
   const runs = new Map<string, Param[]>();
-  for (const r of appends) {
+  for (const r of batch) {
+    if (r.events.length === 0) continue;
     let seq = positions.get(r.runId)!;
     for (const e of r.events) events.push([r.runId, seq++, e]);
     positions.set(r.runId, seq);
@@ -155,7 +168,6 @@ export function* groupCommit(
       r.status,
       startedAt,
       r.lastAt,
-      seq,
       end?.at ?? null,
       end?.output ?? null,
       end?.failure?.[0] ?? null,
@@ -164,7 +176,13 @@ export function* groupCommit(
   }
   if (events.length > 0) {
     yield* dialect.insertRows(EVENTS, events);
-    yield* dialect.insertRows(pick(RUNS), [...runs.values()].map(withShard));
+    // A run's row is written when its status (after the batch's last append) is not the one
+    // its row holds; a run that ends always changes it (the store knows live runs only).
+    const rows: Param[][] = [];
+    for (const row of runs.values()) {
+      if (known.get(row[0] as string)?.status !== row[4]) rows.push(withShard(row));
+    }
+    if (rows.length > 0) yield* dialect.insertRows(pick(RUNS), rows);
   }
   return positions;
 }
@@ -187,18 +205,18 @@ function outboxRows(batch: readonly EncodedAppend[]): Param[][] {
   return rows;
 }
 
-/** Where each appended run's events start: memory, a new run's 0, or its row. */
+/** Where each appended run's events start: memory, a new run's 0, or its stored events. */
 function* positionsOf(
   dialect: Dialect,
-  appends: readonly EncodedAppend[],
-  known: ReadonlyMap<string, number>,
+  batch: readonly EncodedAppend[],
+  known: ReadonlyMap<string, KnownRun>,
 ): Unit<Map<string, number>> {
   const positions = new Map<string, number>();
   const unknown: string[] = [];
-  for (const r of appends) {
-    if (positions.has(r.runId)) continue;
-    const seq = known.get(r.runId);
-    if (seq !== undefined) positions.set(r.runId, seq);
+  for (const r of batch) {
+    if (r.events.length === 0 || positions.has(r.runId)) continue;
+    const run = known.get(r.runId);
+    if (run !== undefined) positions.set(r.runId, run.seq);
     else if (r.starts) positions.set(r.runId, 0);
     else {
       positions.set(r.runId, 0);
@@ -206,11 +224,13 @@ function* positionsOf(
     }
   }
   if (unknown.length > 0) {
-    const rows = yield* all<{ run_id: string; next_seq: number }>(
-      `SELECT run_id, next_seq FROM workflow_runs WHERE ${dialect.inList("run_id")}`,
+    // The last position of each run's events, by their primary key (run_id, seq).
+    const rows = yield* all<{ run_id: string; last: number | string }>(
+      "SELECT run_id, max(seq) AS last FROM workflow_events " +
+        `WHERE ${dialect.inList("run_id")} GROUP BY run_id`,
       [dialect.list(unknown)],
     );
-    for (const row of rows) positions.set(row.run_id, Number(row.next_seq));
+    for (const row of rows) positions.set(row.run_id, Number(row.last) + 1);
   }
   return positions;
 }

@@ -1,7 +1,8 @@
 /**
  * Runs and their histories over either backend: the engine's group commit (`run-commit.ts`)
- * and the reads the API answers from. Each run's next event position is kept in memory,
- * filled by `loadRunning` and by commits, and changed only once a commit is durable. Stored
+ * and the reads the API answers from. Each live run's next event position and the status
+ * its row holds are kept in memory, filled by `loadRunning` and by commits, and changed only
+ * once a commit is durable. Stored
  * events are decoded with the history decoder when read back.
  *
  * Unscoped, a store reads every run (a single node; the API of a cluster node). Scoped to a
@@ -13,7 +14,13 @@ import type { HistoryEvent } from "../../engine/history.ts";
 import type { OutboxRow, RunAppend, StoredRun } from "../../engine/store.ts";
 import type { HistoryRange, RunPage, RunQuery, RunRecord, RunStore } from "../workflows.ts";
 import type { SqlDatabase } from "./database.ts";
-import { type EncodedAppend, encodeBatch, groupCommit, type RunScope } from "./run-commit.ts";
+import {
+  type EncodedAppend,
+  encodeBatch,
+  groupCommit,
+  type KnownRun,
+  type RunScope,
+} from "./run-commit.ts";
 import {
   decodeStoredEvent,
   isLive,
@@ -31,7 +38,7 @@ import { all, get } from "./unit.ts";
 /** A shard condition, for the loads of a scoped store. */
 const IN_SHARD = " AND r.shard = ?";
 const LIVE = "FROM workflow_runs r WHERE r.status IN ('Running', 'Paused')";
-const RUNNING = `SELECT run_id, workflow_id, namespace, definition_version ${LIVE}`;
+const RUNNING = `SELECT run_id, workflow_id, namespace, definition_version, status ${LIVE}`;
 // The live runs' events by the events' primary key, run by run: never a walk of every event
 // (most of a database's events belong to runs that ended).
 const RUNNING_EVENTS = `SELECT run_id, event FROM workflow_events WHERE run_id IN (SELECT run_id ${LIVE}`;
@@ -51,12 +58,13 @@ interface LiveRunRow {
   workflow_id: string;
   namespace: string;
   definition_version: string;
+  status: "Running" | "Paused";
 }
 
 export class SqlRunStore implements RunStore {
   readonly #db: SqlDatabase;
   readonly #scope: RunScope | undefined;
-  readonly #nextSeq = new Map<string, number>();
+  readonly #known = new Map<string, KnownRun>();
   /** The statements of this store's loads (a scoped one's read its shard only) and their parameters. */
   readonly #loads: { running: string; events: string; outbox: string; params: number[] };
 
@@ -80,16 +88,16 @@ export class SqlRunStore implements RunStore {
   /** `commit` of a batch already encoded (`encodeBatch`, on SQLite by the main thread). */
   async commitEncoded(batch: readonly EncodedAppend[]): Promise<void> {
     const { dialect } = this.#db;
-    const known = this.#nextSeq;
+    const known = this.#known;
     const scope = this.#scope;
     const positions = await this.#db.transaction(() => groupCommit(dialect, batch, known, scope));
     // Positions are remembered only once durable: a failed commit leaves none behind. A run
-    // appended to more than once keeps the status of its last append.
+    // appended to more than once keeps the status of its last append, as its row does.
     for (const r of batch) {
       const seq = positions.get(r.runId);
       if (seq === undefined) continue;
-      if (isLive(r.status)) this.#nextSeq.set(r.runId, seq);
-      else this.#nextSeq.delete(r.runId);
+      if (isLive(r.status)) this.#known.set(r.runId, { seq, status: r.status });
+      else this.#known.delete(r.runId);
     }
   }
 
@@ -109,7 +117,7 @@ export class SqlRunStore implements RunStore {
     }
     return runs.map((r) => {
       const history = histories.get(r.run_id) ?? [];
-      this.#nextSeq.set(r.run_id, history.length);
+      this.#known.set(r.run_id, { seq: history.length, status: r.status });
       return {
         runId: r.run_id,
         workflowId: r.workflow_id,

@@ -278,6 +278,16 @@ export const SCHEMA: readonly SchemaMigration[] = [
         ON workflow_runs (namespace, definition_version, started_at, run_id);
     `,
   },
+  {
+    version: 10,
+    name: "workflow_runs_without_next_seq",
+    // An engine commit writes a run's row only when the run starts, changes status or ends,
+    // not on every step (sql/run-commit.ts): a position kept in the row would go stale, so a
+    // run the store has not loaded finds its next position from its events' primary key.
+    // The row's `updated_at` is then its last transition's time; reads take a live run's from
+    // its last event (sql/run-rows.ts).
+    sql: "ALTER TABLE workflow_runs DROP COLUMN next_seq;",
+  },
 ];
 
 /** Where the applied migrations are recorded (created before the first one runs). */
