@@ -88,7 +88,7 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     db.close();
   });
 
-  test("migration 10 drops a run's stored position: a run of an older database continues from its events", async () => {
+  test("migrations 10 and 11 (no stored position; events in commit order) keep an older database's runs", async () => {
     const file = await fresh();
     const db = new DatabaseSync(file);
     migrate(db, file, MIGRATIONS.slice(0, 9));
@@ -114,6 +114,13 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     } finally {
       await store.close();
     }
+    // A run's position is still unique: an event written twice is refused.
+    const after = new DatabaseSync(file);
+    assert.throws(
+      () => after.exec("INSERT INTO workflow_events (run_id, seq, event) VALUES ('r', 1, '{}')"),
+      /UNIQUE constraint failed/,
+    );
+    after.close();
   });
 
   test("a step of a live run appends its events and leaves the run's row alone", async () => {
