@@ -18,17 +18,22 @@
  * (`RUN_COLUMNS`). The store's memory holds each live run's position and the status its row
  * holds (`KnownRun`).
  *
- * A batch is written in its encoded form (`encodeBatch`): each event already its stored JSON
- * text and the run row's columns already taken from the events. On SQLite the encoding runs
- * on the server's main thread and only these strings and numbers cross to the storage
- * thread: a structured clone of flat strings costs a fraction of one of the event objects,
- * and each event is serialized once instead of cloned and then serialized.
+ * The events of one append are one row of `workflow_events` (migration 12): a JSON array,
+ * keyed by the run and the position of its first event (run-rows.ts reads them back). A step
+ * appends two events (a result and the next attempt), so this halves the rows and index
+ * entries a commit writes.
+ *
+ * A batch is written in its encoded form (`encodeBatch`): each append's events already their
+ * stored JSON text and the run row's columns already taken from the events. On SQLite the
+ * encoding runs on the server's main thread and only these strings and numbers cross to the
+ * storage thread: a structured clone of flat strings costs a fraction of one of the event
+ * objects, and each event is serialized once instead of cloned and then serialized.
  */
 
 import type { RunStatus } from "../../engine/history.ts";
 import type { OutboxWrite, RunAppend, RunIdentity } from "../../engine/store.ts";
 import type { Column, Dialect, RowsTarget } from "./dialect.ts";
-import { endOf, isLive, type RunEnd } from "./run-rows.ts";
+import { endOf, isLive, type RunEnd, storedEventCount } from "./run-rows.ts";
 import { all, type Param, type Unit } from "./unit.ts";
 
 /** A store scoped to one shard: the shard its rows carry, and the fence every commit checks. */
@@ -95,8 +100,9 @@ export interface KnownRun {
 /** A `RunAppend` as it is written: events as their stored text, the run row's columns taken. */
 export interface EncodedAppend extends RunIdentity {
   readonly status: RunStatus;
-  /** The stored JSON text of each new event, in order. */
-  readonly events: readonly string[];
+  /** The new events' stored text (a JSON array, `""` without events) and how many they are. */
+  readonly events: string;
+  readonly count: number;
   /** Whether the first event is `RunStarted` (the run is new: its position is 0). */
   readonly starts: boolean;
   /** The first and last new event's time (0 without events). */
@@ -114,15 +120,14 @@ export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null
   for (const r of batch) {
     const n = r.events.length;
     if (n > 0 || (r.outbox?.length ?? 0) > 0) writes = true;
-    const events: string[] = new Array(n);
-    for (let i = 0; i < n; i++) events[i] = JSON.stringify(r.events[i]);
     out.push({
       runId: r.runId,
       workflowId: r.workflowId,
       namespace: r.namespace,
       definitionVersion: r.definitionVersion,
       status: r.status,
-      events,
+      events: n > 0 ? JSON.stringify(r.events) : "",
+      count: n,
       starts: n > 0 && r.events[0]!.type === "RunStarted",
       firstAt: n > 0 ? r.events[0]!.at : 0,
       lastAt: n > 0 ? r.events[n - 1]!.at : 0,
@@ -153,9 +158,9 @@ export function* groupCommit(
   const events: Param[][] = [];
   const runs = new Map<string, Param[]>();
   for (const r of batch) {
-    if (r.events.length === 0) continue;
-    let seq = positions.get(r.runId)!;
-    for (const e of r.events) events.push([r.runId, seq++, e]);
+    if (r.count === 0) continue;
+    const seq = positions.get(r.runId)! + r.count;
+    events.push([r.runId, seq - r.count, r.events]);
     positions.set(r.runId, seq);
     const end = r.end;
     // A run appended to twice in one batch keeps the start time of its first append.
@@ -214,7 +219,7 @@ function* positionsOf(
   const positions = new Map<string, number>();
   const unknown: string[] = [];
   for (const r of batch) {
-    if (r.events.length === 0 || positions.has(r.runId)) continue;
+    if (r.count === 0 || positions.has(r.runId)) continue;
     const run = known.get(r.runId);
     if (run !== undefined) positions.set(r.runId, run.seq);
     else if (r.starts) positions.set(r.runId, 0);
@@ -224,13 +229,16 @@ function* positionsOf(
     }
   }
   if (unknown.length > 0) {
-    // The last position of each run's events, by their primary key (run_id, seq).
-    const rows = yield* all<{ run_id: string; last: number | string }>(
-      "SELECT run_id, max(seq) AS last FROM workflow_events " +
-        `WHERE ${dialect.inList("run_id")} GROUP BY run_id`,
+    // Each run's last row of events, by their key (run_id, seq): its position and its count.
+    const rows = yield* all<{ run_id: string; seq: number | string; event: string }>(
+      "SELECT e.run_id, e.seq, e.event FROM workflow_events e " +
+        `WHERE ${dialect.inList("e.run_id")} AND e.seq = ` +
+        "(SELECT max(m.seq) FROM workflow_events m WHERE m.run_id = e.run_id)",
       [dialect.list(unknown)],
     );
-    for (const row of rows) positions.set(row.run_id, Number(row.last) + 1);
+    for (const row of rows) {
+      positions.set(row.run_id, Number(row.seq) + storedEventCount(row.event));
+    }
   }
   return positions;
 }

@@ -131,10 +131,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     definitionName: row.definition_name ?? "",
     status: row.status as RunStatus,
     startedAt: Number(row.started_at),
-    updatedAt:
-      row.last_event === null
-        ? Number(row.updated_at)
-        : Number((JSON.parse(row.last_event) as { at: unknown }).at),
+    updatedAt: row.last_event === null ? Number(row.updated_at) : lastStoredAt(row.last_event),
     endedAt: row.ended_at === null ? null : Number(row.ended_at),
     outputJson: row.output_json,
     failure:
@@ -157,8 +154,27 @@ export function runPage(rows: readonly RunRow[], limit: number): RunPage {
   };
 }
 
-export function decodeStoredEvent(text: string): HistoryEvent {
-  return historyEvent.run(JSON.parse(text), undefined);
+/**
+ * The events of one stored row: a JSON array of the events of one append, or (written
+ * before migration 12) one event.
+ */
+export function decodeStoredEvents(text: string): HistoryEvent[] {
+  const stored: unknown = JSON.parse(text);
+  if (!Array.isArray(stored)) return [historyEvent.run(stored, undefined)];
+  return stored.map((e) => historyEvent.run(e, undefined));
+}
+
+/** How many events a stored row holds. */
+export function storedEventCount(text: string): number {
+  const stored: unknown = JSON.parse(text);
+  return Array.isArray(stored) ? stored.length : 1;
+}
+
+/** The time of the last event a stored row holds. */
+function lastStoredAt(text: string): number {
+  const stored: unknown = JSON.parse(text);
+  const last = (Array.isArray(stored) ? stored.at(-1) : stored) as { at: unknown };
+  return Number(last.at);
 }
 
 /** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */

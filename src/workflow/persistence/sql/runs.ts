@@ -22,7 +22,7 @@ import {
   type RunScope,
 } from "./run-commit.ts";
 import {
-  decodeStoredEvent,
+  decodeStoredEvents,
   isLive,
   listRunsSql,
   MAX_LISTED_VERSIONS,
@@ -48,10 +48,13 @@ const OPEN_OUTBOX =
 const BY_WORKFLOW_ID = `SELECT ${RUN_COLUMNS} FROM workflow_runs WHERE namespace = ? AND workflow_id = ?`;
 const VERSIONS = "SELECT version FROM workflow_definitions WHERE namespace = ? AND name = ?";
 const EXISTS = "SELECT 1 AS one FROM workflow_runs WHERE run_id = ?";
-const EVENTS = "SELECT event FROM workflow_events WHERE run_id = ? ORDER BY seq";
-// seq is the event's index in the run (appends count it from 0), so a range is a seq range.
+const EVENTS = "SELECT seq, event FROM workflow_events WHERE run_id = ? ORDER BY seq";
+// A row's seq is the index in the run of its first event (appends count them from 0), so a
+// range starts at the last row at or before its first index; each row holds at least one
+// event, so `limit + 1` rows from there hold the range.
 const EVENT_RANGE =
-  "SELECT event FROM workflow_events WHERE run_id = ? AND seq >= ? ORDER BY seq LIMIT ?";
+  "SELECT seq, event FROM workflow_events WHERE run_id = ? AND seq >= coalesce(" +
+  "(SELECT max(seq) FROM workflow_events WHERE run_id = ? AND seq <= ?), 0) ORDER BY seq LIMIT ?";
 
 interface LiveRunRow {
   run_id: string;
@@ -112,8 +115,9 @@ export class SqlRunStore implements RunStore {
     const histories = new Map<string, HistoryEvent[]>();
     for (const e of events) {
       const list = histories.get(e.run_id);
-      if (list === undefined) histories.set(e.run_id, [decodeStoredEvent(e.event)]);
-      else list.push(decodeStoredEvent(e.event));
+      const decoded = decodeStoredEvents(e.event);
+      if (list === undefined) histories.set(e.run_id, decoded);
+      else for (const event of decoded) list.push(event);
     }
     return runs.map((r) => {
       const history = histories.get(r.run_id) ?? [];
@@ -159,11 +163,26 @@ export class SqlRunStore implements RunStore {
   history(runId: string, range?: HistoryRange): Promise<HistoryEvent[] | undefined> {
     return this.#db.autocommit(function* () {
       if ((yield* get(EXISTS, [runId])) === undefined) return undefined;
-      const rows =
-        range === undefined
-          ? yield* all<{ event: string }>(EVENTS, [runId])
-          : yield* all<{ event: string }>(EVENT_RANGE, [runId, range.after, range.limit]);
-      return rows.map((e) => decodeStoredEvent(e.event));
+      if (range === undefined) {
+        return (yield* all<{ event: string }>(EVENTS, [runId])).flatMap((e) =>
+          decodeStoredEvents(e.event),
+        );
+      }
+      const { after, limit } = range;
+      const rows = yield* all<{ seq: number | string; event: string }>(EVENT_RANGE, [
+        runId,
+        runId,
+        after,
+        limit + 1,
+      ]);
+      const events: HistoryEvent[] = [];
+      for (const row of rows) {
+        let index = Number(row.seq);
+        for (const event of decodeStoredEvents(row.event)) {
+          if (index++ >= after && events.length < limit) events.push(event);
+        }
+      }
+      return events;
     });
   }
 }

@@ -314,6 +314,16 @@ export const SCHEMA: readonly SchemaMigration[] = [
       postgres: "SELECT 1;",
     },
   },
+  {
+    version: 12,
+    name: "workflow_events_per_append",
+    // From this version on, a `workflow_events` row holds the events of one engine append:
+    // a JSON array, its seq the position of the first (sql/run-commit.ts). A step appends two
+    // events, so a commit writes half the rows and index entries. Rows written before stay
+    // as they are (one event, a JSON object) and read alike; the version marks the format,
+    // so a build that reads one event per row refuses a database written this way.
+    sql: "SELECT 1;",
+  },
 ];
 
 /** Where the applied migrations are recorded (created before the first one runs). */

@@ -9,7 +9,7 @@
  * Layout, per append in batch order: runId, workflowId, namespace, definitionVersion,
  * status, starts (0 or 1), firstAt, lastAt, end (at, output, failure code, failure message:
  * four nulls while the run lives), the outbox write count and each write's activityId,
- * attempt and state (-1 for no outbox list), the event count and each event's stored text.
+ * attempt and state (-1 for no outbox list), the event count and the events' stored text.
  */
 
 import type { RunStatus } from "../../engine/history.ts";
@@ -42,8 +42,7 @@ export function packCommit(batch: readonly EncodedAppend[]): CommitMessage {
       out.push(outbox.length);
       for (const o of outbox) out.push(o.activityId, o.attempt, o.state);
     }
-    out.push(r.events.length);
-    for (const e of r.events) out.push(e);
+    out.push(r.count, r.events);
   }
   return out;
 }
@@ -74,9 +73,8 @@ export function unpackCommit(message: CommitMessage): EncodedAppend[] {
         outbox[k] = { activityId: num(), attempt: num(), state: str() as OutboxState };
       }
     }
-    const eventCount = num();
-    const events: string[] = new Array(eventCount);
-    for (let k = 0; k < eventCount; k++) events[k] = str();
+    const count = num();
+    const events = str();
     batch.push({
       runId,
       workflowId,
@@ -84,6 +82,7 @@ export function unpackCommit(message: CommitMessage): EncodedAppend[] {
       definitionVersion,
       status,
       events,
+      count,
       starts,
       firstAt,
       lastAt,

@@ -20,7 +20,8 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("started"),
     status: "Running",
-    events: ['{"type":"RunStarted"}', '{"type":"ActivityScheduled"}'],
+    events: '[{"type":"RunStarted"},{"type":"ActivityScheduled"}]',
+    count: 2,
     starts: true,
     firstAt: 1,
     lastAt: 2,
@@ -33,7 +34,8 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("outbox-only"),
     status: "Paused",
-    events: [],
+    events: "",
+    count: 0,
     starts: false,
     firstAt: 0,
     lastAt: 0,
@@ -43,7 +45,8 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("completed"),
     status: "Completed",
-    events: ['{"type":"RunCompleted"}'],
+    events: '[{"type":"RunCompleted"}]',
+    count: 1,
     starts: false,
     firstAt: 5,
     lastAt: 5,
@@ -53,7 +56,8 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("failed"),
     status: "Failed",
-    events: ['{"type":"RunFailed"}'],
+    events: '[{"type":"RunFailed"}]',
+    count: 1,
     starts: false,
     firstAt: 6,
     lastAt: 6,

@@ -88,7 +88,7 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     db.close();
   });
 
-  test("migrations 10 and 11 (no stored position; events in commit order) keep an older database's runs", async () => {
+  test("migrations 10 to 12 (no stored position; events in commit order, one row per append) keep an older database's runs", async () => {
     const file = await fresh();
     const db = new DatabaseSync(file);
     migrate(db, file, MIGRATIONS.slice(0, 9));
@@ -104,15 +104,29 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     db.close();
     const store = SqliteWorkflowStore.open(file);
     try {
-      await store.workflows.runs.commit([{ ...RUN, events: [timer(3)], status: "Running" }]);
-      const history = await store.workflows.runs.history("r");
-      assert.deepEqual(
-        history?.map((e) => e.at),
-        [1, 2, 3],
-      );
-      assert.equal((await store.workflows.runs.byWorkflowId("n", "w"))?.updatedAt, 3);
+      await store.workflows.runs.commit([
+        { ...RUN, events: [timer(3), timer(4)], status: "Running" },
+      ]);
+      const at = async (range?: { after: number; limit: number }) =>
+        (await store.workflows.runs.history("r", range))?.map((e) => e.at);
+      // Rows of one event (written before) and of two (one append) read as one history.
+      assert.deepEqual(await at(), [1, 2, 3, 4]);
+      assert.deepEqual(await at({ after: 1, limit: 2 }), [2, 3]);
+      assert.deepEqual(await at({ after: 3, limit: 5 }), [4]);
+      assert.equal((await store.workflows.runs.byWorkflowId("n", "w"))?.updatedAt, 4);
     } finally {
       await store.close();
+    }
+    // A store that did not load the run continues after the last row's last event.
+    const again = SqliteWorkflowStore.open(file);
+    try {
+      await again.workflows.runs.commit([{ ...RUN, events: [timer(5)], status: "Running" }]);
+      assert.deepEqual(
+        (await again.workflows.runs.history("r"))?.map((e) => e.at),
+        [1, 2, 3, 4, 5],
+      );
+    } finally {
+      await again.close();
     }
     // A run's position is still unique: an event written twice is refused.
     const after = new DatabaseSync(file);
