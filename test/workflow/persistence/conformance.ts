@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { HistoryEvent } from "../../../src/workflow/engine/history.ts";
+import { EVENTS_PER_ROW } from "../../../src/workflow/persistence/sql/run-commit.ts";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 import { engineStoreConformance } from "../../support/engine-store-conformance.ts";
@@ -267,6 +268,44 @@ const timer = (at: number): HistoryEvent => ({
 });
 
 export function runPositionConformance(backend: Backend): void {
+  test("an append of more events than a row holds: ranges across its rows, and positions after them", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    const many = Array.from({ length: 2 * EVENTS_PER_ROW + 6 }, (_, i) => timer(10 + i));
+    const last = 10 + many.length - 1;
+    try {
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [started(1, "w-a"), ...many], status: "Running" },
+      ]);
+    } finally {
+      await first.close();
+    }
+    // Reopened without a load: the next append continues after the last row's last event.
+    const second = await backend.open(place);
+    try {
+      const { runs } = second.workflows;
+      await runs.commit([{ ...runId("a"), events: [timer(1000)], status: "Running" }]);
+      const at = async (range?: { after: number; limit: number }) =>
+        (await runs.history("a", range))?.map((e) => e.at);
+      assert.deepEqual(await at(), [1, ...many.map((e) => e.at), 1000]);
+      const row = EVENTS_PER_ROW;
+      assert.deepEqual(await at({ after: row - 1, limit: 3 }), [row + 8, row + 9, row + 10]);
+      assert.deepEqual(await at({ after: 2 * row + 5, limit: 10 }), [last - 1, last, 1000]);
+      assert.deepEqual(
+        await at({ after: 3, limit: 2 * row }),
+        many.slice(2, 2 + 2 * row).map((e) => e.at),
+      );
+      assert.equal((await runs.byWorkflowId("n", "w-a"))?.updatedAt, 1000);
+      const loaded = await runs.loadRunning();
+      assert.deepEqual(
+        loaded.map((r) => [r.runId, r.history.length]),
+        [["a", many.length + 2]],
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
   test("a live run's row is written on transitions only, yet reads show its status and last event's time", async () => {
     const place = await backend.fresh();
     const first = await backend.open(place);

@@ -21,7 +21,9 @@
  * The events of one append are one row of `workflow_events` (migration 12): a JSON array,
  * keyed by the run and the position of its first event (run-rows.ts reads them back). A step
  * appends two events (a result and the next attempt), so this halves the rows and index
- * entries a commit writes.
+ * entries a commit writes. An append of more than `EVENTS_PER_ROW` events (a collect
+ * scheduling its members) takes several rows, so a page of a history, or a run's last
+ * event, never parses more than one row's worth of events it does not need.
  *
  * A batch is written in its encoded form (`encodeBatch`): each append's events already their
  * stored JSON text and the run row's columns already taken from the events. On SQLite the
@@ -30,7 +32,7 @@
  * objects, and each event is serialized once instead of cloned and then serialized.
  */
 
-import type { RunStatus } from "../../engine/history.ts";
+import type { HistoryEvent, RunStatus } from "../../engine/history.ts";
 import type { OutboxWrite, RunAppend, RunIdentity } from "../../engine/store.ts";
 import type { Column, Dialect, RowsTarget } from "./dialect.ts";
 import { endOf, isLive, type RunEnd, storedEventCount } from "./run-rows.ts";
@@ -100,8 +102,12 @@ export interface KnownRun {
 /** A `RunAppend` as it is written: events as their stored text, the run row's columns taken. */
 export interface EncodedAppend extends RunIdentity {
   readonly status: RunStatus;
-  /** The new events' stored text (a JSON array, `""` without events) and how many they are. */
-  readonly events: string;
+  /**
+   * The new events' stored text, one JSON array per row: each of `EVENTS_PER_ROW` events,
+   * the last of the rest.
+   */
+  readonly events: readonly string[];
+  /** How many new events there are. */
   readonly count: number;
   /** Whether the first event is `RunStarted` (the run is new: its position is 0). */
   readonly starts: boolean;
@@ -111,6 +117,19 @@ export interface EncodedAppend extends RunIdentity {
   /** The run's end as these events say it, for its row; null while it lives. */
   readonly end: RunEnd | null;
   readonly outbox: readonly OutboxWrite[] | undefined;
+}
+
+/** The most events one `workflow_events` row holds. */
+export const EVENTS_PER_ROW = 32;
+
+function rowsOf(events: readonly HistoryEvent[]): string[] {
+  const n = events.length;
+  if (n <= EVENTS_PER_ROW) return n === 0 ? [] : [JSON.stringify(events)];
+  const rows: string[] = [];
+  for (let i = 0; i < n; i += EVENTS_PER_ROW) {
+    rows.push(JSON.stringify(events.slice(i, i + EVENTS_PER_ROW)));
+  }
+  return rows;
 }
 
 /** Encodes a batch for `groupCommit`; null when it writes nothing (no transaction needed). */
@@ -126,7 +145,7 @@ export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null
       namespace: r.namespace,
       definitionVersion: r.definitionVersion,
       status: r.status,
-      events: n > 0 ? JSON.stringify(r.events) : "",
+      events: rowsOf(r.events),
       count: n,
       starts: n > 0 && r.events[0]!.type === "RunStarted",
       firstAt: n > 0 ? r.events[0]!.at : 0,
@@ -159,8 +178,12 @@ export function* groupCommit(
   const runs = new Map<string, Param[]>();
   for (const r of batch) {
     if (r.count === 0) continue;
-    const seq = positions.get(r.runId)! + r.count;
-    events.push([r.runId, seq - r.count, r.events]);
+    const first = positions.get(r.runId)!;
+    // Every row but the last holds EVENTS_PER_ROW events (`rowsOf`).
+    for (let i = 0; i < r.events.length; i++) {
+      events.push([r.runId, first + i * EVENTS_PER_ROW, r.events[i]!]);
+    }
+    const seq = first + r.count;
     positions.set(r.runId, seq);
     const end = r.end;
     // A run appended to twice in one batch keeps the start time of its first append.

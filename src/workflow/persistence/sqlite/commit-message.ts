@@ -9,7 +9,8 @@
  * Layout, per append in batch order: runId, workflowId, namespace, definitionVersion,
  * status, starts (0 or 1), firstAt, lastAt, end (at, output, failure code, failure message:
  * four nulls while the run lives), the outbox write count and each write's activityId,
- * attempt and state (-1 for no outbox list), the event count and the events' stored text.
+ * attempt and state (-1 for no outbox list), the event count, the row count and each row's
+ * stored text.
  */
 
 import type { RunStatus } from "../../engine/history.ts";
@@ -42,7 +43,8 @@ export function packCommit(batch: readonly EncodedAppend[]): CommitMessage {
       out.push(outbox.length);
       for (const o of outbox) out.push(o.activityId, o.attempt, o.state);
     }
-    out.push(r.count, r.events);
+    out.push(r.count, r.events.length);
+    for (const row of r.events) out.push(row);
   }
   return out;
 }
@@ -74,7 +76,8 @@ export function unpackCommit(message: CommitMessage): EncodedAppend[] {
       }
     }
     const count = num();
-    const events = str();
+    const events: string[] = new Array(num());
+    for (let k = 0; k < events.length; k++) events[k] = str();
     batch.push({
       runId,
       workflowId,

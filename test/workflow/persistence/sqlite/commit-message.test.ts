@@ -20,7 +20,7 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("started"),
     status: "Running",
-    events: '[{"type":"RunStarted"},{"type":"ActivityScheduled"}]',
+    events: ['[{"type":"RunStarted"}]', '[{"type":"ActivityScheduled"}]'],
     count: 2,
     starts: true,
     firstAt: 1,
@@ -34,7 +34,7 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("outbox-only"),
     status: "Paused",
-    events: "",
+    events: [],
     count: 0,
     starts: false,
     firstAt: 0,
@@ -45,7 +45,7 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("completed"),
     status: "Completed",
-    events: '[{"type":"RunCompleted"}]',
+    events: ['[{"type":"RunCompleted"}]'],
     count: 1,
     starts: false,
     firstAt: 5,
@@ -56,7 +56,7 @@ const BATCH: EncodedAppend[] = [
   {
     ...id("failed"),
     status: "Failed",
-    events: '[{"type":"RunFailed"}]',
+    events: ['[{"type":"RunFailed"}]'],
     count: 1,
     starts: false,
     firstAt: 6,
