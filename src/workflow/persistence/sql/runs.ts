@@ -95,10 +95,11 @@ export class SqlRunStore implements RunStore {
     const scope = this.#scope;
     const positions = await this.#db.transaction(() => groupCommit(dialect, batch, known, scope));
     // Positions are remembered only once durable: a failed commit leaves none behind. A run
-    // appended to more than once keeps the status of its last append, as its row does.
+    // appended to more than once keeps the status of its last append with events, as its
+    // row does (an append of outbox writes alone writes no row).
     for (const r of batch) {
       const seq = positions.get(r.runId);
-      if (seq === undefined) continue;
+      if (seq === undefined || r.count === 0) continue;
       if (isLive(r.status)) this.#known.set(r.runId, { seq, status: r.status });
       else this.#known.delete(r.runId);
     }
