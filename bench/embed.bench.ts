@@ -1,10 +1,13 @@
 /**
- * `npm run bench:embed`: the embedding worker and walk with the generated test model (and
- * with the model in SKEIN_BENCH_MODEL_DIR when set, which must hold a manifest.json).
+ * `npm run bench:embed`: the embedding worker and walk with the generated test model, with
+ * the same generator's BERT-shaped model (384 dimensions and one encoder layer: a model
+ * whose cost per text is a real small model's, so the walk is bound by the model as it is
+ * in use, not by the store), and with the model in SKEIN_BENCH_MODEL_DIR when set, which
+ * must hold a manifest.json.
  *
  * - texts/s through the document worker at batch sizes 1, 8 and 32 (short texts);
- * - the walk's throughput, records embedded and committed per second, on 100,000 records,
- *   beside the same texts embedded in this process by the worker's own code (onnxruntime
+ * - the walk's throughput, records embedded and committed per second, on 100,000 records
+ *   (20,000 with the BERT-shaped model), beside the same texts embedded in this process by the worker's own code (onnxruntime
  *   with no pipe, pages or commits) in the same run: the walk's share of the model's speed;
  * - a question's latency (p50/p99) while a walk runs, with the question worker on and off,
  *   beside the same questions with no walk.
@@ -37,6 +40,10 @@ const WORKER = fileURLToPath(new URL("../bin/skein-embed-worker", import.meta.ur
 /** Seconds each texts/s case runs. */
 const RATE_SECONDS = knob("BENCH_RATE_SECONDS", 2, 0.2);
 const WALK_RECORDS = knob("BENCH_WALK_RECORDS", 100_000, 500);
+/** Records of the BERT-shaped model's walk: it embeds about 1,500 texts/s on one thread. */
+const LAYERED_WALK_RECORDS = knob("BENCH_LAYERED_WALK_RECORDS", 20_000, 200);
+/** Encoder layers of the BERT-shaped model. */
+const LAYERS = knob("BENCH_EMBED_LAYERS", 1, 1);
 /** Records of the walks the question latency is measured against. */
 const LATENCY_WALK_RECORDS = knob("BENCH_LATENCY_WALK_RECORDS", 20_000, 300);
 const QUESTIONS = knob("BENCH_QUESTIONS", 200, 10);
@@ -114,17 +121,17 @@ async function referenceTextsPerS(s: EmbedSettings, records: number): Promise<nu
 }
 
 /** The walk beside the in-process reference on the same texts, in the same run. */
-function walkCase(label: string, s: EmbedSettings): BenchCase {
+function walkCase(label: string, s: EmbedSettings, records: number): BenchCase {
   return {
-    name: `${label}: walk of ${WALK_RECORDS} records against in-process onnxruntime`,
+    name: `${label}: walk of ${records} records against in-process onnxruntime`,
     async run() {
-      const reference = await referenceTextsPerS(s, WALK_RECORDS);
-      const store = await freshStore(`walk-${label}`, WALK_RECORDS);
+      const reference = await referenceTextsPerS(s, records);
+      const store = await freshStore(`walk-${label}`, records);
       const service = await started({ ...s, embed_question_worker: false });
       const seconds = await walkUntilDone(store, service);
       await service.close();
       await store.close();
-      const walk = WALK_RECORDS / seconds;
+      const walk = records / seconds;
       return {
         records_per_s: Math.round(walk),
         seconds: Number(seconds.toFixed(1)),
@@ -175,20 +182,40 @@ function latencyCase(label: string, s: EmbedSettings, questionWorker: boolean): 
   };
 }
 
-const models: { label: string; settings: EmbedSettings }[] = [];
+const models: { label: string; settings: EmbedSettings; walkRecords: number }[] = [];
 const generated = await writeTestModel(join(root, "model"), { dims: 32, maxTokens: 128 });
-models.push({ label: "generated", settings: settings(generated.dir, generated.identity, true) });
+models.push({
+  label: "generated",
+  settings: settings(generated.dir, generated.identity, true),
+  walkRecords: WALK_RECORDS,
+});
+const layered = await writeTestModel(join(root, "layered-model"), {
+  dims: 384,
+  maxTokens: 128,
+  layers: LAYERS,
+});
+models.push({
+  label: `BERT-shaped (384 dims, ${LAYERS} layer${LAYERS === 1 ? "" : "s"})`,
+  settings: settings(layered.dir, layered.identity, true),
+  walkRecords: LAYERED_WALK_RECORDS,
+});
 const real = process.env.SKEIN_BENCH_MODEL_DIR;
 if (real !== undefined && real !== "") {
   const identity = manifestIdentity(await readManifest(real));
-  models.push({ label: "model dir", settings: settings(real, identity, true) });
+  models.push({
+    label: "model dir",
+    settings: settings(real, identity, true),
+    walkRecords: WALK_RECORDS,
+  });
 }
 
 const cases: BenchCase[] = [];
 for (const { label, settings: s } of models) {
   for (const batch of [1, 8, 32]) cases.push(rateCase(label, s, batch));
 }
-for (const { label, settings: s } of models) cases.push(walkCase(label, s));
+for (const { label, settings: s, walkRecords } of models) {
+  cases.push(walkCase(label, s, walkRecords));
+}
 cases.push(latencyCase("generated", models[0]!.settings, true));
 cases.push(latencyCase("generated", models[0]!.settings, false));
 await runBench("embed", { measures: MEASURES }, cases);

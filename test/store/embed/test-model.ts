@@ -4,15 +4,18 @@
  * vocabulary of letters, word pieces and a few words), an ONNX graph with the inputs and
  * output of a BERT export (`input_ids`, `attention_mask`, `token_type_ids` →
  * `last_hidden_state`: a token embedding lookup plus a token-type embedding, zeroed where
- * the mask is 0), `config.json` and `manifest.json` (written by the store's own manifest
+ * the mask is 0; with `layers`, that many encoder layers between the two, each a
+ * single-head self-attention and a feed-forward block with residuals and layer norms, so
+ * that the graph costs what a small BERT costs to run), `config.json` and `manifest.json` (written by the store's own manifest
  * code, so the identity is the one `skein-store model manifest` prints). The ONNX protobuf
  * is encoded here with protobufjs from the few message types of onnx.proto it needs.
  *
- * Run as a script to write one: `node test/store/embed/test-model.ts DIR [--dims N]`.
+ * Run as a script to write one: `node test/store/embed/test-model.ts DIR [--dims N] [--layers N]`.
  */
 
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import protobuf from "protobufjs";
 import { writeManifest } from "../../../src/store/embed/manifest.ts";
 
@@ -25,6 +28,12 @@ export interface TestModelOptions {
   readonly seed?: number;
   /** Prefix texts the manifest names for documents and questions (default none). */
   readonly prefix?: { readonly document: string; readonly question: string };
+  /**
+   * Encoder layers (default 0: the embedding lookup alone, a graph so cheap that a walk
+   * over it measures the store). Benchmarks use one or more to embed at a real model's
+   * cost; the weights are random, so the vectors mean nothing beyond being deterministic.
+   */
+  readonly layers?: number;
 }
 
 export interface TestModel {
@@ -158,7 +167,9 @@ const onnxSchema = protobuf.Root.fromJSON({
         AttributeProto: {
           fields: {
             name: { type: "string", id: 1 },
+            f: { type: "float", id: 2 },
             i: { type: "int64", id: 3 },
+            ints: { rule: "repeated", type: "int64", id: 8 },
             type: { type: "int32", id: 20 },
           },
         },
@@ -191,7 +202,9 @@ const onnxSchema = protobuf.Root.fromJSON({
 
 const FLOAT = 1;
 const INT64 = 7;
+const ATTRIBUTE_FLOAT = 1;
 const ATTRIBUTE_INT = 2;
+const ATTRIBUTE_INTS = 7;
 
 function valueInfo(name: string, elemType: number, dims: (string | number)[]) {
   return {
@@ -211,8 +224,109 @@ function node(op: string, inputs: string[], output: string, attribute: object[] 
   return { op_type: op, input: inputs, output: [output], name: output, attribute };
 }
 
-function onnxModel(vocab: number, dims: number, seed: number): Uint8Array {
+interface Tensor {
+  readonly name: string;
+  readonly data_type: number;
+  readonly dims: number[];
+  readonly raw_data: Buffer;
+}
+
+function matrix(name: string, rows: number, columns: number, next: () => number): Tensor {
+  // Scaled by 1/sqrt(rows) so that activations keep their size from layer to layer.
+  const scale = 1 / Math.sqrt(rows);
+  return {
+    name,
+    data_type: FLOAT,
+    dims: [rows, columns],
+    raw_data: weights(rows, columns, () => next() * scale),
+  };
+}
+
+function constant(name: string, value: number, length = 1): Tensor {
+  return {
+    name,
+    data_type: FLOAT,
+    dims: length === 1 ? [] : [length],
+    raw_data: Buffer.from(new Float32Array(length).fill(value).buffer),
+  };
+}
+
+/**
+ * One encoder layer from `input` ([batch, sequence, dims]) to `${prefix}out`: single-head
+ * attention masked by `mask_bias` ([batch, 1, sequence]), then a feed-forward block of
+ * width 4 × dims, each with a residual and a layer norm, as in BERT.
+ */
+function encoderLayer(prefix: string, input: string, dims: number, next: () => number) {
+  const p = (name: string) => `${prefix}${name}`;
+  const initializer = [
+    matrix(p("wq"), dims, dims, next),
+    matrix(p("wk"), dims, dims, next),
+    matrix(p("wv"), dims, dims, next),
+    matrix(p("wo"), dims, dims, next),
+    matrix(p("w1"), dims, 4 * dims, next),
+    matrix(p("w2"), 4 * dims, dims, next),
+    constant(p("scale"), 1 / Math.sqrt(dims)),
+    constant(p("gamma"), 1, dims),
+    constant(p("beta"), 0, dims),
+  ];
+  const norm = (inputs: string[], output: string) =>
+    node("LayerNormalization", [...inputs, p("gamma"), p("beta")], output, [
+      { name: "axis", i: -1, type: ATTRIBUTE_INT },
+      { name: "epsilon", f: 1e-12, type: ATTRIBUTE_FLOAT },
+    ]);
+  const nodes = [
+    node("MatMul", [input, p("wq")], p("q")),
+    node("MatMul", [input, p("wk")], p("k")),
+    node("MatMul", [input, p("wv")], p("v")),
+    node("Transpose", [p("k")], p("kt"), [{ name: "perm", ints: [0, 2, 1], type: ATTRIBUTE_INTS }]),
+    node("MatMul", [p("q"), p("kt")], p("scores")),
+    node("Mul", [p("scores"), p("scale")], p("scaled")),
+    node("Add", [p("scaled"), "mask_bias"], p("masked")),
+    node("Softmax", [p("masked")], p("attention"), [{ name: "axis", i: -1, type: ATTRIBUTE_INT }]),
+    node("MatMul", [p("attention"), p("v")], p("context")),
+    node("MatMul", [p("context"), p("wo")], p("attended")),
+    node("Add", [input, p("attended")], p("residual1")),
+    norm([p("residual1")], p("normed1")),
+    node("MatMul", [p("normed1"), p("w1")], p("wide")),
+    node("Relu", [p("wide")], p("activated")),
+    node("MatMul", [p("activated"), p("w2")], p("narrow")),
+    node("Add", [p("normed1"), p("narrow")], p("residual2")),
+    norm([p("residual2")], p("out")),
+  ];
+  return { initializer, nodes, output: p("out") };
+}
+
+/** The encoder's layers over `summed`, and the mask bias their attention adds. */
+function encoder(layers: number, dims: number, next: () => number) {
+  const initializer: Tensor[] = [
+    constant("one", 1),
+    constant("masked_out", -10_000),
+    {
+      name: "middle_axis",
+      data_type: INT64,
+      dims: [1],
+      raw_data: Buffer.from(new BigInt64Array([1n]).buffer),
+    },
+  ];
+  const nodes = [
+    // 0 where a token is attended, -10,000 where it is padding: added to the scores.
+    node("Sub", ["one", "mask_float"], "mask_inverse"),
+    node("Mul", ["mask_inverse", "masked_out"], "mask_row"),
+    node("Unsqueeze", ["mask_row", "middle_axis"], "mask_bias"),
+  ];
+  let hidden = "summed";
+  for (let layer = 0; layer < layers; layer++) {
+    const built = encoderLayer(`layer${layer}_`, hidden, dims, next);
+    initializer.push(...built.initializer);
+    nodes.push(...built.nodes);
+    hidden = built.output;
+  }
+  return { initializer, nodes, output: hidden };
+}
+
+function onnxModel(vocab: number, dims: number, seed: number, layers: number): Uint8Array {
   const next = generator(seed);
+  const layered = layers > 0 ? encoder(layers, dims, next) : undefined;
   const graph = {
     name: "skein_test_model",
     initializer: [
@@ -234,6 +348,7 @@ function onnxModel(vocab: number, dims: number, seed: number): Uint8Array {
         dims: [1],
         raw_data: Buffer.from(new BigInt64Array([-1n]).buffer),
       },
+      ...(layered?.initializer ?? []),
     ],
     node: [
       node("Gather", ["word_embeddings", "input_ids"], "words", [
@@ -247,7 +362,8 @@ function onnxModel(vocab: number, dims: number, seed: number): Uint8Array {
         { name: "to", i: FLOAT, type: ATTRIBUTE_INT },
       ]),
       node("Unsqueeze", ["mask_float", "last_axis"], "mask_column"),
-      node("Mul", ["summed", "mask_column"], "last_hidden_state"),
+      ...(layered?.nodes ?? []),
+      node("Mul", [layered?.output ?? "summed", "mask_column"], "last_hidden_state"),
     ],
     input: [
       valueInfo("input_ids", INT64, ["batch", "sequence"]),
@@ -261,6 +377,7 @@ function onnxModel(vocab: number, dims: number, seed: number): Uint8Array {
     ir_version: 8,
     producer_name: "skein-test-model",
     graph,
+    // LayerNormalization, which the layers use, is an operator from opset 17 on.
     opset_import: [{ domain: "", version: 17 }],
   });
   return Model.encode(message).finish();
@@ -287,7 +404,7 @@ export async function writeTestModel(
   );
   await writeFile(
     join(dir, "onnx", "model.onnx"),
-    onnxModel(vocab.length, dims, options.seed ?? 1),
+    onnxModel(vocab.length, dims, options.seed ?? 1, options.layers ?? 0),
   );
   const manifest = await writeManifest(dir, {
     dims,
@@ -301,11 +418,20 @@ export async function writeTestModel(
 }
 
 if (import.meta.main) {
-  const [dir, flag, value] = process.argv.slice(2);
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { dims: { type: "string" }, layers: { type: "string" } },
+  });
+  const dir = positionals[0];
   if (dir === undefined) {
-    process.stderr.write("usage: node test/store/embed/test-model.ts DIR [--dims N]\n");
+    process.stderr.write(
+      "usage: node test/store/embed/test-model.ts DIR [--dims N] [--layers N]\n",
+    );
     process.exit(2);
   }
-  const model = await writeTestModel(dir, flag === "--dims" ? { dims: Number(value) } : {});
+  const model = await writeTestModel(dir, {
+    ...(values.dims === undefined ? {} : { dims: Number(values.dims) }),
+    ...(values.layers === undefined ? {} : { layers: Number(values.layers) }),
+  });
   process.stdout.write(`${model.identity}\n`);
 }

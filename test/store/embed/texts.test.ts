@@ -68,3 +68,51 @@ describe("embed.texts through the socket with the shipped worker", () => {
     assert.notDeepEqual(a.vectors[0], a.vectors[2]);
   });
 });
+
+describe("embed.texts with a BERT-shaped model (encoder layers) in the shipped worker", () => {
+  let plain: TestModel;
+  let served: Served;
+  let client: StoreClient;
+  before(async () => {
+    plain = await testModel({ dims: 32 });
+    const model = await testModel({ dims: 32, layers: 2 });
+    served = await serve(embedGroup(model));
+    client = await served.client();
+  });
+  after(() => served.stop());
+
+  test("a text gives the same vector alone and padded in a batch: attention skips padding", async () => {
+    const short = "the store";
+    const long = "the store branch version model vector search document question words";
+    const alone = (await client.call("embed.texts", { texts: [short] })) as Answer;
+    const batched = (await client.call("embed.texts", { texts: [long, short] })) as Answer;
+    assert.equal(alone.dims, 32);
+    assert.ok(Math.abs(norm(alone.vectors[0]![0]!) - 1) < 1e-5);
+    const a = alone.vectors[0]![0]!;
+    const b = batched.vectors[1]![0]!;
+    assert.ok(
+      a.every((x, i) => Math.abs(x - b[i]!) < 1e-5),
+      "the padded copy differs",
+    );
+  });
+
+  test("the layers change the vectors: not the embedding lookup's alone", async () => {
+    const layered = (await client.call("embed.texts", { texts: ["model version"] })) as Answer;
+    const other = await serve(embedGroup(plain));
+    try {
+      const lookup = (await (
+        await other.client()
+      ).call("embed.texts", {
+        texts: ["model version"],
+      })) as Answer;
+      assert.notEqual(layered.model, lookup.model);
+      const dot = layered.vectors[0]![0]!.reduce(
+        (s, x, i) => s + x * lookup.vectors[0]![0]![i]!,
+        0,
+      );
+      assert.ok(dot < 0.99, `cosine ${dot}`);
+    } finally {
+      await other.stop();
+    }
+  });
+});

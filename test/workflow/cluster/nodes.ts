@@ -89,7 +89,6 @@ export async function clusterFixture(
   t: TestContext,
   options: ClusterOptions = {},
 ): Promise<ClusterFixture> {
-  const schema = freshSchema(t, "skein_cluster");
   const temp = await tempDir();
   const dir = temp.path;
   const effectsFile = join(dir, "effects.tsv");
@@ -108,6 +107,9 @@ export async function clusterFixture(
     await admin.end();
     await temp.remove();
   });
+  // After the teardown above: a test's after hooks run in the order they were added, and
+  // dropping the schema under live nodes can deadlock with their transactions.
+  const schema = freshSchema(t, "skein_cluster");
   const config = async (i: number) => {
     const home = join(dir, `n${i}`);
     await mkdir(join(home, "data"), { recursive: true, mode: 0o700 });
