@@ -44,7 +44,7 @@ const RULES: readonly [RegExp, Category][] = [
     "agent/metrics/tracing wrappers",
   ],
   [
-    /src\/workflow\/engine\/history\.ts|src\/workflow\/persistence\/sql\/run-rows\.ts| encodeBatch$/,
+    /src\/workflow\/engine\/history\.ts|src\/workflow\/persistence\/sql\/run-rows\.ts| (encodeBatch|rowsOf)$/,
     "history encoding",
   ],
   [

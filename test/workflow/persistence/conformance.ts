@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { HistoryEvent } from "../../../src/workflow/engine/history.ts";
+import { EVENTS_PER_ROW } from "../../../src/workflow/persistence/sql/run-commit.ts";
 import type { WorkflowStore } from "../../../src/workflow/persistence/store.ts";
 import type { WorkflowPersistence } from "../../../src/workflow/persistence/workflows.ts";
 import { engineStoreConformance } from "../../support/engine-store-conformance.ts";
@@ -267,6 +268,104 @@ const timer = (at: number): HistoryEvent => ({
 });
 
 export function runPositionConformance(backend: Backend): void {
+  test("an append of more events than a row holds: ranges across its rows, and positions after them", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    const many = Array.from({ length: 2 * EVENTS_PER_ROW + 6 }, (_, i) => timer(10 + i));
+    const last = 10 + many.length - 1;
+    try {
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [started(1, "w-a"), ...many], status: "Running" },
+      ]);
+    } finally {
+      await first.close();
+    }
+    // Reopened without a load: the next append continues after the last row's last event.
+    const second = await backend.open(place);
+    try {
+      const { runs } = second.workflows;
+      await runs.commit([{ ...runId("a"), events: [timer(1000)], status: "Running" }]);
+      const at = async (range?: { after: number; limit: number }) =>
+        (await runs.history("a", range))?.map((e) => e.at);
+      assert.deepEqual(await at(), [1, ...many.map((e) => e.at), 1000]);
+      const row = EVENTS_PER_ROW;
+      assert.deepEqual(await at({ after: row - 1, limit: 3 }), [row + 8, row + 9, row + 10]);
+      assert.deepEqual(await at({ after: 2 * row + 5, limit: 10 }), [last - 1, last, 1000]);
+      assert.deepEqual(
+        await at({ after: 3, limit: 2 * row }),
+        many.slice(2, 2 + 2 * row).map((e) => e.at),
+      );
+      assert.equal((await runs.byWorkflowId("n", "w-a"))?.updatedAt, 1000);
+      const loaded = await runs.loadRunning();
+      assert.deepEqual(
+        loaded.map((r) => [r.runId, r.history.length]),
+        [["a", many.length + 2]],
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
+  test("a live run's row is written on transitions only, yet reads show its status and last event's time", async () => {
+    const place = await backend.fresh();
+    const first = await backend.open(place);
+    const read = async ({ runs }: WorkflowPersistence) => {
+      const run = await runs.byWorkflowId("n", "w-a");
+      const page = await runs.list({
+        namespace: "n",
+        status: undefined,
+        limit: 10,
+        after: undefined,
+      });
+      assert.equal(page.runs[0]?.updatedAt, run?.updatedAt, "a list page says the same");
+      return [run?.status, run?.startedAt, run?.updatedAt, run?.endedAt];
+    };
+    const step = (at: number, status: "Running" | "Paused") =>
+      first.workflows.runs.commit([{ ...runId("a"), events: [timer(at)], status }]);
+    try {
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [started(1, "w-a"), timer(2)], status: "Running" },
+      ]);
+      assert.deepEqual(await read(first.workflows), ["Running", 1, 2, null]);
+      await step(3, "Running");
+      assert.deepEqual(await read(first.workflows), ["Running", 1, 3, null]);
+      await first.workflows.runs.commit([
+        { ...runId("a"), events: [{ type: "RunPaused", at: 4 }], status: "Paused" },
+      ]);
+      await step(5, "Paused");
+      assert.deepEqual(await read(first.workflows), ["Paused", 1, 5, null]);
+    } finally {
+      await first.close();
+    }
+    // Reopened: the store learns the row's status from its load, and a resume rewrites it.
+    const second = await backend.open(place);
+    try {
+      assert.deepEqual(
+        (await second.workflows.runs.loadRunning()).map((r) => [r.runId, r.history.length]),
+        [["a", 5]],
+      );
+      await second.workflows.runs.commit([
+        { ...runId("a"), events: [{ type: "RunResumed", at: 6 }, timer(7)], status: "Running" },
+      ]);
+      assert.deepEqual(await read(second.workflows), ["Running", 1, 7, null]);
+      await second.workflows.runs.commit([
+        {
+          ...runId("a"),
+          events: [{ type: "RunCompleted", at: 8, output_json: "1" }],
+          status: "Completed",
+        },
+      ]);
+      assert.deepEqual(await read(second.workflows), ["Completed", 1, 8, 8]);
+      assert.deepEqual(
+        (await second.workflows.runs.history("a"))?.map((e) => e.at),
+        [1, 2, 3, 4, 5, 6, 7, 8],
+      );
+      assert.deepEqual(await second.workflows.runs.loadRunning(), []);
+    } finally {
+      await second.close();
+    }
+  });
+
   test("runs not in memory continue their histories from their rows, several in one commit", async () => {
     const place = await backend.fresh();
     const first = await backend.open(place);

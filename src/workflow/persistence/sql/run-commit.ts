@@ -8,19 +8,34 @@
  * A run's next event position comes from the store's memory (filled by `loadRunning` and by
  * earlier commits), so an append never reads first; a batch that starts a run needs no look-up
  * (its first event is `RunStarted`, so the run is new), and any other run not in memory has
- * its position read, all such runs in one statement.
+ * its position read from its events, all such runs in one statement.
  *
- * A batch is written in its encoded form (`encodeBatch`): each event already its stored JSON
- * text and the run row's columns already taken from the events. On SQLite the encoding runs
- * on the server's main thread and only these strings and numbers cross to the storage
- * thread: a structured clone of flat strings costs a fraction of one of the event objects,
- * and each event is serialized once instead of cloned and then serialized.
+ * A run's row is written only when it says something new: when the run starts, when its
+ * status changes (paused, resumed, ended: the end columns with it) and when the store does
+ * not know the status its row holds. A step of a live run appends its events and leaves the
+ * row alone, so the row's indexes (two of them on `status`) are not rewritten per step; the
+ * time of a live run's last event, its `updated_at`, is read from its events instead
+ * (`RUN_COLUMNS`). The store's memory holds each live run's position and the status its row
+ * holds (`KnownRun`).
+ *
+ * The events of one append are one row of `workflow_events` (migration 12): a JSON array,
+ * keyed by the run and the position of its first event (run-rows.ts reads them back). A step
+ * appends two events (a result and the next attempt), so this halves the rows and index
+ * entries a commit writes. An append of more than `EVENTS_PER_ROW` events (a collect
+ * scheduling its members) takes several rows, so a page of a history, or a run's last
+ * event, never parses more than one row's worth of events it does not need.
+ *
+ * A batch is written in its encoded form (`encodeBatch`): each append's events already their
+ * stored JSON text and the run row's columns already taken from the events. On SQLite the
+ * encoding runs on the server's main thread and only these strings and numbers cross to the
+ * storage thread: a structured clone of flat strings costs a fraction of one of the event
+ * objects, and each event is serialized once instead of cloned and then serialized.
  */
 
-import type { RunStatus } from "../../engine/history.ts";
+import type { HistoryEvent, RunStatus } from "../../engine/history.ts";
 import type { OutboxWrite, RunAppend, RunIdentity } from "../../engine/store.ts";
 import type { Column, Dialect, RowsTarget } from "./dialect.ts";
-import { endOf, isLive, type RunEnd } from "./run-rows.ts";
+import { endOf, isLive, type RunEnd, storedEventCount } from "./run-rows.ts";
 import { all, type Param, type Unit } from "./unit.ts";
 
 /** A store scoped to one shard: the shard its rows carry, and the fence every commit checks. */
@@ -65,25 +80,35 @@ const RUNS = targets(
     text("status"),
     bigint("started_at"),
     bigint("updated_at"),
-    int("next_seq"),
     bigint("ended_at"),
     text("output_json"),
     text("failure_code"),
     text("failure_message"),
   ],
   "ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, " +
-    "updated_at = excluded.updated_at, next_seq = excluded.next_seq, " +
+    "updated_at = excluded.updated_at, " +
     "ended_at = coalesce(excluded.ended_at, workflow_runs.ended_at), " +
     "output_json = coalesce(excluded.output_json, workflow_runs.output_json), " +
     "failure_code = coalesce(excluded.failure_code, workflow_runs.failure_code), " +
     "failure_message = coalesce(excluded.failure_message, workflow_runs.failure_message)",
 );
 
+/** What the store remembers of a live run: its next event position and its row's status. */
+export interface KnownRun {
+  readonly seq: number;
+  readonly status: RunStatus;
+}
+
 /** A `RunAppend` as it is written: events as their stored text, the run row's columns taken. */
 export interface EncodedAppend extends RunIdentity {
   readonly status: RunStatus;
-  /** The stored JSON text of each new event, in order. */
+  /**
+   * The new events' stored text, one JSON array per row: each of `EVENTS_PER_ROW` events,
+   * the last of the rest.
+   */
   readonly events: readonly string[];
+  /** How many new events there are. */
+  readonly count: number;
   /** Whether the first event is `RunStarted` (the run is new: its position is 0). */
   readonly starts: boolean;
   /** The first and last new event's time (0 without events). */
@@ -94,6 +119,19 @@ export interface EncodedAppend extends RunIdentity {
   readonly outbox: readonly OutboxWrite[] | undefined;
 }
 
+/** The most events one `workflow_events` row holds. */
+export const EVENTS_PER_ROW = 32;
+
+function rowsOf(events: readonly HistoryEvent[]): string[] {
+  const n = events.length;
+  if (n <= EVENTS_PER_ROW) return n === 0 ? [] : [JSON.stringify(events)];
+  const rows: string[] = [];
+  for (let i = 0; i < n; i += EVENTS_PER_ROW) {
+    rows.push(JSON.stringify(events.slice(i, i + EVENTS_PER_ROW)));
+  }
+  return rows;
+}
+
 /** Encodes a batch for `groupCommit`; null when it writes nothing (no transaction needed). */
 export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null {
   let writes = false;
@@ -101,15 +139,14 @@ export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null
   for (const r of batch) {
     const n = r.events.length;
     if (n > 0 || (r.outbox?.length ?? 0) > 0) writes = true;
-    const events: string[] = new Array(n);
-    for (let i = 0; i < n; i++) events[i] = JSON.stringify(r.events[i]);
     out.push({
       runId: r.runId,
       workflowId: r.workflowId,
       namespace: r.namespace,
       definitionVersion: r.definitionVersion,
       status: r.status,
-      events,
+      events: rowsOf(r.events),
+      count: n,
       starts: n > 0 && r.events[0]!.type === "RunStarted",
       firstAt: n > 0 ? r.events[0]!.at : 0,
       lastAt: n > 0 ? r.events[n - 1]!.at : 0,
@@ -122,12 +159,12 @@ export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null
 
 /**
  * Writes the batch; returns the next event position of every run it appended to. `known`
- * is the store's memory of positions; it is not changed here (only a durable commit may).
+ * is the store's memory of live runs; it is not changed here (only a durable commit may).
  */
 export function* groupCommit(
   dialect: Dialect,
   batch: readonly EncodedAppend[],
-  known: ReadonlyMap<string, number>,
+  known: ReadonlyMap<string, KnownRun>,
   scope: RunScope | undefined,
 ): Unit<Map<string, number>> {
   const pick = <T>(t: { unscoped: T; scoped: T }) => (scope === undefined ? t.unscoped : t.scoped);
@@ -136,13 +173,17 @@ export function* groupCommit(
   // Outbox rows go in the same transaction as the events that create them.
   const outbox = outboxRows(batch).map(withShard);
   if (outbox.length > 0) yield* dialect.insertRows(pick(OUTBOX), outbox);
-  const appends = batch.filter((r) => r.events.length > 0);
-  const positions = yield* positionsOf(dialect, appends, known);
+  const positions = yield* positionsOf(dialect, batch, known);
   const events: Param[][] = [];
   const runs = new Map<string, Param[]>();
-  for (const r of appends) {
-    let seq = positions.get(r.runId)!;
-    for (const e of r.events) events.push([r.runId, seq++, e]);
+  for (const r of batch) {
+    if (r.count === 0) continue;
+    const first = positions.get(r.runId)!;
+    // Every row but the last holds EVENTS_PER_ROW events (`rowsOf`).
+    for (let i = 0; i < r.events.length; i++) {
+      events.push([r.runId, first + i * EVENTS_PER_ROW, r.events[i]!]);
+    }
+    const seq = first + r.count;
     positions.set(r.runId, seq);
     const end = r.end;
     // A run appended to twice in one batch keeps the start time of its first append.
@@ -155,7 +196,6 @@ export function* groupCommit(
       r.status,
       startedAt,
       r.lastAt,
-      seq,
       end?.at ?? null,
       end?.output ?? null,
       end?.failure?.[0] ?? null,
@@ -164,7 +204,13 @@ export function* groupCommit(
   }
   if (events.length > 0) {
     yield* dialect.insertRows(EVENTS, events);
-    yield* dialect.insertRows(pick(RUNS), [...runs.values()].map(withShard));
+    // A run's row is written when its status (after the batch's last append) is not the one
+    // its row holds; a run that ends always changes it (the store knows live runs only).
+    const rows: Param[][] = [];
+    for (const row of runs.values()) {
+      if (known.get(row[0] as string)?.status !== row[4]) rows.push(withShard(row));
+    }
+    if (rows.length > 0) yield* dialect.insertRows(pick(RUNS), rows);
   }
   return positions;
 }
@@ -187,18 +233,18 @@ function outboxRows(batch: readonly EncodedAppend[]): Param[][] {
   return rows;
 }
 
-/** Where each appended run's events start: memory, a new run's 0, or its row. */
+/** Where each appended run's events start: memory, a new run's 0, or its stored events. */
 function* positionsOf(
   dialect: Dialect,
-  appends: readonly EncodedAppend[],
-  known: ReadonlyMap<string, number>,
+  batch: readonly EncodedAppend[],
+  known: ReadonlyMap<string, KnownRun>,
 ): Unit<Map<string, number>> {
   const positions = new Map<string, number>();
   const unknown: string[] = [];
-  for (const r of appends) {
-    if (positions.has(r.runId)) continue;
-    const seq = known.get(r.runId);
-    if (seq !== undefined) positions.set(r.runId, seq);
+  for (const r of batch) {
+    if (r.count === 0 || positions.has(r.runId)) continue;
+    const run = known.get(r.runId);
+    if (run !== undefined) positions.set(r.runId, run.seq);
     else if (r.starts) positions.set(r.runId, 0);
     else {
       positions.set(r.runId, 0);
@@ -206,11 +252,16 @@ function* positionsOf(
     }
   }
   if (unknown.length > 0) {
-    const rows = yield* all<{ run_id: string; next_seq: number }>(
-      `SELECT run_id, next_seq FROM workflow_runs WHERE ${dialect.inList("run_id")}`,
+    // Each run's last row of events, by their key (run_id, seq): its position and its count.
+    const rows = yield* all<{ run_id: string; seq: number | string; event: string }>(
+      "SELECT e.run_id, e.seq, e.event FROM workflow_events e " +
+        `WHERE ${dialect.inList("e.run_id")} AND e.seq = ` +
+        "(SELECT max(m.seq) FROM workflow_events m WHERE m.run_id = e.run_id)",
       [dialect.list(unknown)],
     );
-    for (const row of rows) positions.set(row.run_id, Number(row.next_seq));
+    for (const row of rows) {
+      positions.set(row.run_id, Number(row.seq) + storedEventCount(row.event));
+    }
   }
   return positions;
 }

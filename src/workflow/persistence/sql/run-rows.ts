@@ -23,17 +23,23 @@ export interface RunRow {
   output_json: string | null;
   failure_code: string | null;
   failure_message: string | null;
+  /** A live run's last event (its time is the run's `updated_at`); null once it ended. */
+  last_event: string | null;
 }
 
 /**
  * A run's columns, with its definition's name looked up by the definitions' primary key
- * (namespace, version): a version is one document, so it has exactly one name.
+ * (namespace, version): a version is one document, so it has exactly one name. A live run's
+ * row is not written per step (run-commit.ts), so its `updated_at` is the time of its last
+ * event, read by the events' primary key; an ended run's row holds its last event's time.
  */
 export const RUN_COLUMNS =
   "namespace, workflow_id, run_id, definition_version, status, started_at, updated_at, " +
   "ended_at, output_json, failure_code, failure_message, " +
   "(SELECT d.name FROM workflow_definitions d WHERE d.namespace = workflow_runs.namespace " +
-  "AND d.version = workflow_runs.definition_version) AS definition_name";
+  "AND d.version = workflow_runs.definition_version) AS definition_name, " +
+  "CASE WHEN status IN ('Running', 'Paused') THEN (SELECT e.event FROM workflow_events e " +
+  "WHERE e.run_id = workflow_runs.run_id ORDER BY e.seq DESC LIMIT 1) END AS last_event";
 
 /**
  * A list page's statement and parameters for either dialect: only the filters given become
@@ -125,7 +131,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     definitionName: row.definition_name ?? "",
     status: row.status as RunStatus,
     startedAt: Number(row.started_at),
-    updatedAt: Number(row.updated_at),
+    updatedAt: row.last_event === null ? Number(row.updated_at) : lastStoredAt(row.last_event),
     endedAt: row.ended_at === null ? null : Number(row.ended_at),
     outputJson: row.output_json,
     failure:
@@ -148,8 +154,27 @@ export function runPage(rows: readonly RunRow[], limit: number): RunPage {
   };
 }
 
-export function decodeStoredEvent(text: string): HistoryEvent {
-  return historyEvent.run(JSON.parse(text), undefined);
+/**
+ * The events of one stored row: a JSON array of the events of one append, or (written
+ * before migration 12) one event.
+ */
+export function decodeStoredEvents(text: string): HistoryEvent[] {
+  const stored: unknown = JSON.parse(text);
+  if (!Array.isArray(stored)) return [historyEvent.run(stored, undefined)];
+  return stored.map((e) => historyEvent.run(e, undefined));
+}
+
+/** How many events a stored row holds. */
+export function storedEventCount(text: string): number {
+  const stored: unknown = JSON.parse(text);
+  return Array.isArray(stored) ? stored.length : 1;
+}
+
+/** The time of the last event a stored row holds. */
+function lastStoredAt(text: string): number {
+  const stored: unknown = JSON.parse(text);
+  const last = (Array.isArray(stored) ? stored.at(-1) : stored) as { at: unknown };
+  return Number(last.at);
 }
 
 /** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */

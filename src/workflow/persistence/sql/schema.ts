@@ -278,6 +278,52 @@ export const SCHEMA: readonly SchemaMigration[] = [
         ON workflow_runs (namespace, definition_version, started_at, run_id);
     `,
   },
+  {
+    version: 10,
+    name: "workflow_runs_without_next_seq",
+    // An engine commit writes a run's row only when the run starts, changes status or ends,
+    // not on every step (sql/run-commit.ts): a position kept in the row would go stale, so a
+    // run the store has not loaded finds its next position from its events' primary key.
+    // The row's `updated_at` is then its last transition's time; reads take a live run's from
+    // its last event (sql/run-rows.ts).
+    sql: "ALTER TABLE workflow_runs DROP COLUMN next_seq;",
+  },
+  {
+    version: 11,
+    name: "workflow_events_in_commit_order",
+    // Keyed by (run, position), a commit's events land in as many B-tree pages as it has
+    // runs (one page each in the closed loop: some 40 pages a commit), and each page goes
+    // whole into the WAL. On SQLite the events now live in a rowid table, so a commit's
+    // events are appended side by side at its end, and the (run, position) key, still
+    // unique, is an index of small entries: about half the pages per commit. A PostgreSQL
+    // heap already stores rows in insertion order, with (run, position) as an index, so
+    // there the version only keeps the backends aligned.
+    sql: {
+      sqlite: `
+      CREATE TABLE workflow_events_by_commit (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO workflow_events_by_commit (run_id, seq, event)
+        SELECT run_id, seq, event FROM workflow_events;
+      DROP TABLE workflow_events;
+      ALTER TABLE workflow_events_by_commit RENAME TO workflow_events;
+      CREATE UNIQUE INDEX workflow_events_by_run ON workflow_events (run_id, seq);
+    `,
+      postgres: "SELECT 1;",
+    },
+  },
+  {
+    version: 12,
+    name: "workflow_events_per_append",
+    // From this version on, a `workflow_events` row holds the events of one engine append:
+    // a JSON array, its seq the position of the first (sql/run-commit.ts). A step appends two
+    // events, so a commit writes half the rows and index entries. Rows written before stay
+    // as they are (one event, a JSON object) and read alike; the version marks the format,
+    // so a build that reads one event per row refuses a database written this way.
+    sql: "SELECT 1;",
+  },
 ];
 
 /** Where the applied migrations are recorded (created before the first one runs). */

@@ -11,6 +11,8 @@
  * each message wakes the other thread, and a wake-up costs more than a small call.
  */
 
+import type { CommitMessage } from "./commit-message.ts";
+
 /** The areas of the store the thread serves, and where each lives on `SqliteWorkflowStore`. */
 export const AREAS = ["namespaces", "deployments", "transcripts", "definitions", "runs"] as const;
 export type Area = (typeof AREAS)[number];
@@ -23,6 +25,8 @@ export type Request =
       readonly method: string;
       readonly args: unknown[];
     }
+  /** An engine commit, its batch packed (commit-message.ts). */
+  | { readonly type: "commit"; readonly id: number; readonly batch: CommitMessage }
   | { readonly type: "close"; readonly id: number }
   /** An online backup: started from the call queue, then taking turns with it (thread.ts). */
   | { readonly type: "backup"; readonly id: number; readonly target: string };

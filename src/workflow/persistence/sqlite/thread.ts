@@ -8,6 +8,7 @@
 
 import { parentPort, workerData } from "node:worker_threads";
 import { BackupTurns } from "./backup-turns.ts";
+import { unpackCommit } from "./commit-message.ts";
 import { SqliteWorkflowStore } from "./store.ts";
 import {
   type Answer,
@@ -107,7 +108,16 @@ function backUp(store: SqliteWorkflowStore, id: number, target: string): Promise
 }
 
 async function serve(store: SqliteWorkflowStore, request: Request): Promise<void> {
-  if (request.type !== "call" && request.type !== "close") return;
+  if (request.type === "backup") return;
+  if (request.type === "commit") {
+    try {
+      await store.workflows.runs.commitEncoded(unpackCommit(request.batch));
+      answer({ type: "result", id: request.id, value: undefined });
+    } catch (error) {
+      answer({ type: "error", id: request.id, error: threadError(error) });
+    }
+    return;
+  }
   if (request.type === "close") {
     await store.close();
     answer({ type: "result", id: request.id, value: undefined });

@@ -24,6 +24,7 @@ import type {
   WorkflowStore,
 } from "../store.ts";
 import type { DefinitionStore, RunStore, WorkflowPersistence } from "../workflows.ts";
+import { type CommitMessage, packCommit } from "./commit-message.ts";
 import type { Answer, Area, Request, ThreadData, ThreadError } from "./thread-protocol.ts";
 
 interface Waiter {
@@ -96,11 +97,11 @@ export class ThreadedSqliteStore implements WorkflowStore {
     this.deployments = this.#remote("deployments");
     this.transcripts = this.#remote("transcripts");
     const runs: RunStore = this.#remote("runs");
-    // The batch is encoded here, so only strings and numbers cross to the thread
-    // (sql/run-commit.ts); the thread writes it with `SqlRunStore.commitEncoded`.
+    // The batch is encoded here and packed into one array of strings and numbers
+    // (commit-message.ts); the thread writes it with `SqlRunStore.commitEncoded`.
     runs.commit = async (batch) => {
       const encoded = encodeBatch(batch);
-      if (encoded !== null) await this.#call("runs", "commitEncoded", [encoded]);
+      if (encoded !== null) await this.#commit(packCommit(encoded));
     };
     this.workflows = { definitions: this.#remote("definitions"), runs };
     thread.on("message", (answers: Answer[]) => {
@@ -161,10 +162,20 @@ export class ThreadedSqliteStore implements WorkflowStore {
   }
 
   #call(area: Area, method: string, args: unknown[]): Promise<unknown> {
-    if (this.#closed !== undefined && this.#broken === undefined) {
-      return Promise.reject(workflowError("storage_unavailable", "the store is closed"));
-    }
-    return this.#send({ type: "call", id: this.#nextId++, area, method, args });
+    return (
+      this.#refusedOnceClosed() ??
+      this.#send({ type: "call", id: this.#nextId++, area, method, args })
+    );
+  }
+
+  #commit(batch: CommitMessage): Promise<unknown> {
+    return this.#refusedOnceClosed() ?? this.#send({ type: "commit", id: this.#nextId++, batch });
+  }
+
+  /** A closed store refuses calls (a broken one's `#send` refuses them with the cause). */
+  #refusedOnceClosed(): Promise<never> | undefined {
+    if (this.#closed === undefined || this.#broken !== undefined) return undefined;
+    return Promise.reject(workflowError("storage_unavailable", "the store is closed"));
   }
 
   #send(request: Request): Promise<unknown> {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
+import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { listRunsSql } from "../../../../src/workflow/persistence/sql/run-rows.ts";
 import { SQLITE } from "../../../../src/workflow/persistence/sqlite/dialect.ts";
 import {
@@ -16,6 +17,21 @@ import { SqliteWorkflowStore } from "../../../../src/workflow/persistence/sqlite
 import { shardOf } from "../../../../src/workflow/persistence/store.ts";
 import { databaseFromTheFuture } from "../../../support/sqlite-schema.ts";
 import { workflowStoreConformance } from "../conformance.ts";
+
+const RUN = { runId: "r", workflowId: "w", namespace: "n", definitionVersion: "v" };
+const RUN_STARTED: HistoryEvent = {
+  type: "RunStarted",
+  at: 1,
+  workflow_id: "w",
+  definition_version: "v",
+  input_json: "{}",
+};
+const timer = (at: number): HistoryEvent => ({
+  type: "TimerStarted",
+  at,
+  timer_id: `t${at}`,
+  fire_at: at,
+});
 
 const dirs: string[] = [];
 async function fresh(): Promise<string> {
@@ -70,6 +86,96 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     assert.equal(migrate(db, file, extra), next);
     db.prepare("INSERT INTO extra (x) VALUES (1)").run();
     db.close();
+  });
+
+  test("migrations 10 to 12 (no stored position; events in commit order, one row per append) keep an older database's runs", async () => {
+    const file = await fresh();
+    const db = new DatabaseSync(file);
+    migrate(db, file, MIGRATIONS.slice(0, 9));
+    db.exec(
+      "INSERT INTO workflow_runs (run_id, namespace, workflow_id, definition_version, status, " +
+        "started_at, updated_at, next_seq) VALUES ('r', 'n', 'w', 'v', 'Running', 1, 2, 2)",
+    );
+    const insert = db.prepare(
+      "INSERT INTO workflow_events (run_id, seq, event) VALUES ('r', ?, ?)",
+    );
+    insert.run(0, JSON.stringify(RUN_STARTED));
+    insert.run(1, JSON.stringify(timer(2)));
+    db.close();
+    const store = SqliteWorkflowStore.open(file);
+    try {
+      await store.workflows.runs.commit([
+        { ...RUN, events: [timer(3), timer(4)], status: "Running" },
+      ]);
+      const at = async (range?: { after: number; limit: number }) =>
+        (await store.workflows.runs.history("r", range))?.map((e) => e.at);
+      // Rows of one event (written before) and of two (one append) read as one history.
+      assert.deepEqual(await at(), [1, 2, 3, 4]);
+      assert.deepEqual(await at({ after: 1, limit: 2 }), [2, 3]);
+      assert.deepEqual(await at({ after: 3, limit: 5 }), [4]);
+      assert.equal((await store.workflows.runs.byWorkflowId("n", "w"))?.updatedAt, 4);
+    } finally {
+      await store.close();
+    }
+    // A store that did not load the run continues after the last row's last event.
+    const again = SqliteWorkflowStore.open(file);
+    try {
+      await again.workflows.runs.commit([{ ...RUN, events: [timer(5)], status: "Running" }]);
+      assert.deepEqual(
+        (await again.workflows.runs.history("r"))?.map((e) => e.at),
+        [1, 2, 3, 4, 5],
+      );
+    } finally {
+      await again.close();
+    }
+    // A run's position is still unique: an event written twice is refused.
+    const after = new DatabaseSync(file);
+    assert.throws(
+      () => after.exec("INSERT INTO workflow_events (run_id, seq, event) VALUES ('r', 1, '{}')"),
+      /UNIQUE constraint failed/,
+    );
+    after.close();
+  });
+
+  test("a step of a live run appends its events and leaves the run's row alone", async () => {
+    const file = await fresh();
+    type Batch = Parameters<SqliteWorkflowStore["workflows"]["runs"]["commit"]>[0];
+    /** Commits each batch in turn on one store that loaded the live runs first. */
+    const commits = async (...batches: Batch[]) => {
+      const store = SqliteWorkflowStore.open(file);
+      try {
+        await store.workflows.runs.loadRunning();
+        for (const batch of batches) await store.workflows.runs.commit(batch);
+      } finally {
+        await store.close();
+      }
+    };
+    const rowWrites = () => {
+      const db = new DatabaseSync(file);
+      const { n } = db.prepare("SELECT n FROM row_writes").get() as { n: number };
+      db.close();
+      return n;
+    };
+    await commits([{ ...RUN, events: [RUN_STARTED], status: "Running" }]);
+    // Every rewrite of the row counts (an upsert's update fires the update trigger).
+    const db = new DatabaseSync(file);
+    db.exec(
+      "CREATE TABLE row_writes (n INTEGER NOT NULL); INSERT INTO row_writes VALUES (0); " +
+        "CREATE TRIGGER count_row_writes AFTER UPDATE ON workflow_runs " +
+        "BEGIN UPDATE row_writes SET n = n + 1; END;",
+    );
+    db.close();
+    const step = (at: number, status: "Running" | "Paused"): Batch => [
+      { ...RUN, events: [timer(at)], status },
+    ];
+    await commits(step(2, "Running"), step(3, "Running"));
+    assert.equal(rowWrites(), 0, "steps of a live run");
+    await commits([{ ...RUN, events: [{ type: "RunPaused", at: 4 }], status: "Paused" }]);
+    await commits(step(5, "Paused"));
+    await commits([
+      { ...RUN, events: [{ type: "RunCompleted", at: 6, output_json: "1" }], status: "Completed" },
+    ]);
+    assert.equal(rowWrites(), 2, "the pause and the end, not the step while paused");
   });
 
   test("a database newer than this build is refused: storage_schema_too_new", async () => {
