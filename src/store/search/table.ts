@@ -43,6 +43,8 @@ export class TableBuilder {
   readonly #keys: string[] = [];
   #starts: Uint32Array;
   #matrix = new Float32Array(0);
+  /** The matrix's bytes, where stored records are copied (one view, not one per record). */
+  #bytes = new Uint8Array(0);
   #rows = 0;
   readonly #expected: number;
 
@@ -67,17 +69,16 @@ export class TableBuilder {
    */
   addBytes(key: string, windows: number, bytes: Uint8Array): void {
     if (windows === 0) return;
-    if (this.#dims === 0) this.#dims = bytes.byteLength / 4 / windows;
-    const dims = this.#dims;
+    const dims = this.#dims === 0 ? bytes.byteLength / 4 / windows : this.#dims;
     if (bytes.byteLength !== windows * dims * 4 || !Number.isInteger(dims) || dims === 0) {
       throw storeError(
         "internal_error",
         `the stored vectors of ${key} are ${bytes.byteLength} bytes, not ${windows} windows of ${dims} float32s`,
       );
     }
+    this.#dims = dims;
     const at = this.#reserve(key, windows);
-    const matrix = this.#matrix;
-    new Uint8Array(matrix.buffer, matrix.byteOffset + at * dims * 4, bytes.byteLength).set(bytes);
+    this.#bytes.set(bytes, at * dims * 4);
   }
 
   /** Room for `rows` more rows, recorded as `key`'s; the first row's index. */
@@ -90,6 +91,7 @@ export class TableBuilder {
       );
       grown.set(this.#matrix.subarray(0, this.#rows * dims));
       this.#matrix = grown;
+      this.#bytes = new Uint8Array(grown.buffer);
     }
     if (this.#keys.length + 2 > this.#starts.length) {
       const grown = new Uint32Array(this.#starts.length * 2);
