@@ -8,8 +8,9 @@
  * vector it names, so documents are embedded by the real walk and questions by the real
  * question worker, from one distribution. Figures:
  *
- * - the walk of 100,000 records; the HNSW index build (background, from the first search);
- *   the keyword index build (the first keyword search);
+ * - the walk of 100,000 records and the companion's encoded node bytes per vector; the HNSW
+ *   index build (background, from the first search); the keyword index build (the first
+ *   keyword search);
  * - vector queries/s (k 10) and recall@10 against exact search (`exact: true`, also through
  *   the socket), keyword and hybrid queries/s, with `CONNECTIONS` clients each keeping
  *   `IN_FLIGHT` calls in flight;
@@ -32,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import type { StoreClient } from "../src/store/client/client.ts";
 import { enableField, fieldStatus } from "../src/store/embed/verbs.ts";
 import { INDEX_MIN_RECORDS } from "../src/store/search/service.ts";
+import { walk } from "../src/store/tree/cursor.ts";
 import { type Figures, knob, runBench } from "./harness.ts";
 import { CLUSTERS, topicWords } from "./support/clustered-vectors.ts";
 import { coldSearch } from "./support/cold-search.ts";
@@ -92,6 +94,18 @@ async function walked(): Promise<number> {
   return (performance.now() - start) / 1000;
 }
 
+/** Encoded bytes of every node of the companion's head (leaves and internal), per record. */
+function companionBytesPerVector(): number {
+  const { version } = store.resolve("notes~embed", "main", undefined);
+  let bytes = 0;
+  version.roots.forEach((root, shard) => {
+    walk(store.ctx.readers[shard]!, root, (node) => {
+      bytes += node.size;
+    });
+  });
+  return Math.round(bytes / RECORDS);
+}
+
 async function statsOf(): Promise<{ vector_records: number }> {
   return ((await client.call("store.stats", {})) as { search: { vector_records: number } }).search;
 }
@@ -128,6 +142,7 @@ enableField(store, embed, "notes", "body");
 embed.startWalk(store);
 search.start();
 note("build", "walk_s", Number((await walked()).toFixed(1)));
+note("build", "companion_bytes_per_vector", companionBytesPerVector());
 let t = performance.now();
 await client.search("notes", "body", question(0), { mode: "vector", values: false });
 while ((await statsOf()).vector_records < RECORDS) await new Promise((r) => setTimeout(r, 50));

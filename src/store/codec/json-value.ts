@@ -8,9 +8,11 @@
  * so it is read back as the same double (plain digits would be read as an integer that
  * may differ from it, as JSON.stringify prints the shortest digits, not the exact value).
  * Bigints must fit MessagePack's 64-bit integers, the widest a value can come back in.
+ * (A leaf item may also be raw bytes, which only the store itself writes: `decodeItem`.)
  */
 
 import { storeError } from "../errors.ts";
+import type { Item } from "../tree/node.ts";
 
 /** Integers of at most this magnitude are exact JavaScript numbers (2^53). */
 export const EXACT_NUMBER_MAX = 2 ** 53;
@@ -35,6 +37,15 @@ export function encodeValue(value: unknown): string {
 /** A value from its stored text. */
 export function decodeValue(text: string): unknown {
   return hasLongDigitRun(text) ? JSON.parse(text, exact as never) : JSON.parse(text);
+}
+
+/**
+ * A value from its stored item. Raw bytes (written only by the store's own writers: the
+ * embedding walk's vectors, in collections no client verb can name) are answered as they
+ * are, a Uint8Array: no JSON text stands for them, and nothing is lost or guessed.
+ */
+export function decodeItem(item: Item): unknown {
+  return typeof item === "string" ? decodeValue(item) : item;
 }
 
 /**

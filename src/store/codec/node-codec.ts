@@ -1,10 +1,14 @@
 /**
  * The on-disk format of a tree node: a MessagePack array `[level, keys, items]` (format 1).
- * The address of a node is the SHA-256 of exactly these bytes, so changing this encoding
- * changes every address; the golden test in test/store/tree pins it.
+ * An item is a MessagePack str (JSON text, a child address) or, for a leaf item written as
+ * raw bytes, a MessagePack bin; a node without bytes packs exactly as before bins existed,
+ * so no address changed with them. The address of a node is the SHA-256 of exactly these
+ * bytes, so changing this encoding changes every address; the golden tests in
+ * test/store/tree pin it (with and without a bin).
  */
 
 import { Packr } from "msgpackr";
+import type { Item } from "../tree/node.ts";
 import type { NodeCodec } from "../tree/node-store.ts";
 
 const ARENA_BYTES = 4 << 20;
@@ -22,8 +26,10 @@ export const nodeCodec: NodeCodec = {
   encode(level, keys, items) {
     return packr.pack([level, keys, items]);
   },
+  // A bin decodes as a Buffer viewing `bytes` (msgpackr's default): the node's bytes are the
+  // node store's own copy, never reused, so the view stays valid while the node lives.
   decode(hash, bytes) {
-    const [level, keys, items] = packr.unpack(bytes) as [number, string[], string[]];
+    const [level, keys, items] = packr.unpack(bytes) as [number, string[], Item[]];
     return { level, keys, items, hash, size: bytes.length };
   },
 };

@@ -1,9 +1,15 @@
 /**
  * A companion collection's state as the rest of the store reads it (fields.ts describes the
  * companion): the marker on its branch head (how far the walk has embedded that branch),
- * the field bindings in the registry, and the stored form of a record's vectors (base64 of
- * little-endian float32, one run per window). Search and the embedding verbs read these;
- * the walk writes them.
+ * the field bindings in the registry, and the stored form of a record's vectors. Search
+ * and the embedding verbs read these; the walk writes them.
+ *
+ * A record's vectors are stored as raw bytes (a binary leaf item, no JSON): the window
+ * count as a little-endian uint32, then every window's little-endian float32 components,
+ * one window after another, so dims = (bytes − 4) / 4 / windows. Stores written before
+ * hold `{"windows":N,"data":BASE64}` JSON records of the same float32 bytes; every reader
+ * takes both (`storedVectors`), so such a store is searched as it is, never rewritten, and
+ * a record the walk embeds again is written in the raw form.
  */
 
 import type { SkeinError } from "../../common/errors.ts";
@@ -53,21 +59,54 @@ export function readBindings(store: Store): Map<string, Binding> {
   return out;
 }
 
-export function encodeVectors(windows: readonly Float32Array[]): { windows: number; data: string } {
+/** Bytes before the float32 components of a stored record: the window count (uint32 LE). */
+export const VECTORS_HEADER_BYTES = 4;
+
+/** A record's windows in the stored form (raw bytes, above). */
+export function encodeVectors(windows: readonly Float32Array[]): Uint8Array {
   const dims = windows[0]?.length ?? 0;
-  // Little-endian float32, copied in bulk (every platform Skein runs on is little-endian).
-  const all = new Float32Array(windows.length * dims);
+  const out = new Uint8Array(VECTORS_HEADER_BYTES + windows.length * dims * 4);
+  new DataView(out.buffer).setUint32(0, windows.length, true);
+  // Little-endian float32, copied in bulk (every platform Skein runs on is little-endian);
+  // the header is 4 bytes, so the components of a fresh buffer are aligned.
+  const all = new Float32Array(out.buffer, VECTORS_HEADER_BYTES, windows.length * dims);
   windows.forEach((v, w) => {
     all.set(v, w * dims);
   });
-  return { windows: windows.length, data: Buffer.from(all.buffer).toString("base64") };
+  return out;
 }
 
-export function decodeVectors(value: unknown): number[][] {
-  const { windows, data } = value as { windows: number; data: string };
-  const bytes = Buffer.from(data, "base64");
-  const dims = bytes.length / 4 / windows;
+/** A stored record's window count and its windows' little-endian float32 bytes. */
+export interface StoredVectors {
+  readonly windows: number;
+  /** windows × dims × 4 bytes; a view, not necessarily 4-byte aligned. */
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * The vectors of a companion record in either stored form: raw bytes (as an item or a
+ * value), or the earlier `{windows, data}` JSON (as its text or its value).
+ */
+export function storedVectors(stored: unknown): StoredVectors {
+  if (stored instanceof Uint8Array) {
+    if (stored.byteLength < VECTORS_HEADER_BYTES) return { windows: 0, bytes: stored };
+    const windows =
+      (stored[0]! | (stored[1]! << 8) | (stored[2]! << 16) | (stored[3]! << 24)) >>> 0;
+    return { windows, bytes: stored.subarray(VECTORS_HEADER_BYTES) };
+  }
+  const { windows, data } = (typeof stored === "string" ? JSON.parse(stored) : stored) as {
+    windows: number;
+    data: string;
+  };
+  return { windows, bytes: Buffer.from(data, "base64") };
+}
+
+/** A stored record's windows as numbers (`embed.vectors`). */
+export function decodeVectors(stored: unknown): number[][] {
+  const { windows, bytes } = storedVectors(stored);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dims = windows === 0 ? 0 : bytes.byteLength / 4 / windows;
   return Array.from({ length: windows }, (_, w) =>
-    Array.from({ length: dims }, (_, d) => bytes.readFloatLE((w * dims + d) * 4)),
+    Array.from({ length: dims }, (_, d) => view.getFloat32((w * dims + d) * 4, true)),
   );
 }

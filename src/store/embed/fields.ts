@@ -2,9 +2,9 @@
  * Embedded fields and where their vectors live. `embed.enable` records a binding
  * (collection → field path, model identity) in the registry collection `~embed`. A
  * field's vectors live in the companion collection `COLLECTION~embed`, one branch per data
- * branch, one record per data key: `{windows, data}` (base64 float32, windows after one
- * another). Names with `~` are refused by the socket's decoders, so clients can neither
- * write nor shadow them; only the walk writes them.
+ * branch, one record per data key: raw float32 bytes behind a window count (companions.ts;
+ * stores written before hold base64 JSON, read alike). Names with `~` are refused by the
+ * socket's decoders, so clients can neither write nor shadow them; only the walk writes them.
  *
  * Each companion commit names, in its author, the data state it mirrors (the progress
  * marker): `{"at":V,"branch":B}` when complete at data version V of branch B, plus `to`

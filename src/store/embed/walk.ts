@@ -42,7 +42,7 @@ interface Ahead {
   readonly work: Work;
   /** The marker after the page. */
   readonly next: Marker;
-  readonly vectors: Promise<Map<string, unknown>>;
+  readonly vectors: Promise<Map<string, Uint8Array>>;
 }
 
 function aheadKey(collection: string, branch: string): string {
@@ -284,12 +284,12 @@ export class EmbedWalker {
   }
 
   /** The texts' vectors, in requests of at most embed_request_items texts. */
-  async #embed(work: Work): Promise<Map<string, unknown>> {
+  async #embed(work: Work): Promise<Map<string, Uint8Array>> {
     const s = this.#service.settings;
     const inputBytes = Number(s.embed_input_bytes);
     const fits = work.puts.filter((p) => Buffer.byteLength(p.value as string) <= inputBytes);
     const tooLong = work.puts.filter((p) => !fits.includes(p));
-    const vectors = new Map<string, unknown>();
+    const vectors = new Map<string, Uint8Array>();
     const size = Number(s.embed_request_items);
     for (let at = 0; at < fits.length; at += size) {
       const chunk = fits.slice(at, at + size);
@@ -317,20 +317,21 @@ export class EmbedWalker {
     companion: string,
     branch: string,
     work: Work,
-    vectors: Map<string, unknown>,
+    vectors: Map<string, Uint8Array>,
     next: Marker,
   ): void {
     const store = this.#store;
     const where = { collection: companion, branch };
     let count = companionMarker(store, companion, branch)?.count ?? 0;
     const deletes = work.deletes.filter((key) => store.get(where, key).found);
-    const puts = [...vectors].map(([key, value]) => ({ key, value }));
-    for (const put of puts) if (!store.get(where, put.key).found) count++;
+    // Raw bytes (companions.ts's stored form): no JSON, no base64.
+    const bytes = [...vectors];
+    for (const [key] of bytes) if (!store.get(where, key).found) count++;
     count -= deletes.length;
     // One commit, even when empty (it moves the marker): the page's vectors and its end
     // marker become durable together. Deletes and puts in two commits let a SIGKILL land
     // between them, leaving a head whose marker said the page was done without its puts:
     // records with text and no vectors, never embedded again.
-    store.edit(where, { puts, deletes }, markerAuthor({ ...next, count }));
+    store.edit(where, { puts: [], bytes, deletes }, markerAuthor({ ...next, count }));
   }
 }

@@ -7,7 +7,7 @@
  * rows or changes_scan_records changes examined, with a cursor to continue.
  */
 
-import { decodeValue } from "../codec/json-value.ts";
+import { decodeItem } from "../codec/json-value.ts";
 import { storeError } from "../errors.ts";
 import { NodeBudgetExceeded, TreeDiff } from "../tree/diff.ts";
 import type { StoreContext } from "./context.ts";
@@ -83,8 +83,8 @@ export function listChanges(
         changes.push({
           key: change.key,
           type: change.type,
-          ...(change.from === undefined ? {} : { from: decodeValue(change.from) }),
-          ...(change.to === undefined ? {} : { to: decodeValue(change.to) }),
+          ...(change.from === undefined ? {} : { from: decodeItem(change.from) }),
+          ...(change.to === undefined ? {} : { to: decodeItem(change.to) }),
         });
         if (changes.length >= request.limit || examined >= settings.changesScanRecords) {
           loaded += diff.loaded;

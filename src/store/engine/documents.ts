@@ -4,9 +4,10 @@
  * key order and pages by key.
  */
 
-import { decodeValue, encodeValue } from "../codec/json-value.ts";
+import { decodeItem, encodeValue } from "../codec/json-value.ts";
 import type { Edit } from "../tree/chunker.ts";
 import { getItem, scan } from "../tree/cursor.ts";
+import type { Item } from "../tree/node.ts";
 import {
   byShard,
   type CommitExtra,
@@ -44,9 +45,9 @@ export function getDocument(
       ? loadBranch(ctx, where.collection, where.branch).head
       : resolveRef(ctx, where.collection, where.branch, where.version).version;
   const shard = ctx.shardOf(key);
-  const text = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
-  if (text === undefined) return { found: false, version: version.version };
-  return { found: true, value: decodeValue(text), version: version.version };
+  const item = getItem(ctx.readers[shard]!, version.roots[shard] ?? null, key);
+  if (item === undefined) return { found: false, version: version.version };
+  return { found: true, value: decodeItem(item), version: version.version };
 }
 
 export function putDocuments(
@@ -71,17 +72,30 @@ export function deleteDocuments(
   return editDocuments(ctx, where, { puts: [], deletes: keys }, author, durability, extra);
 }
 
+/**
+ * The edits of one commit: JSON values, raw byte values and deletes, every key distinct.
+ * Raw bytes are stored as they are (a MessagePack bin in the node, no JSON); only the
+ * store's own writers pass them (the embedding walk's vectors): every client verb writes
+ * `puts`, whose values are JSON whatever they hold.
+ */
+export interface DocumentEdits {
+  readonly puts: readonly DocumentRecord[];
+  readonly bytes?: readonly (readonly [key: string, bytes: Uint8Array])[];
+  readonly deletes: readonly string[];
+}
+
 /** Puts and deletes as one commit: one version, so no reader or crash sees half of it. */
 export function editDocuments(
   ctx: StoreContext,
   where: Where,
-  edits: { readonly puts: readonly DocumentRecord[]; readonly deletes: readonly string[] },
+  edits: DocumentEdits,
   author: string | Signed,
   durability: Durability,
   extra: CommitExtra = {},
 ): Committed<Receipt> {
   const all: Edit[] = edits.deletes.map((key) => [key, undefined]);
   for (const r of edits.puts) all.push([r.key, encodeValue(r.value)]);
+  for (const [key, bytes] of edits.bytes ?? []) all.push([key, bytes]);
   return commit(ctx, where.collection, where.branch, byShard(ctx, all), author, durability, extra);
 }
 
@@ -96,7 +110,7 @@ export function listDocuments(
   // With a prefix, start at the prefix itself unless the cursor is already past it.
   const fromPrefix = prefix !== "" && (options.after === undefined || options.after < prefix);
   const bound = fromPrefix ? prefix : (options.after ?? null);
-  const heads: { key: string; item: string; it: Iterator<[string, string]> }[] = [];
+  const heads: { key: string; item: Item; it: Iterator<[string, Item]> }[] = [];
   for (let s = 0; s < ctx.shards; s++) {
     const it = scan(ctx.readers[s]!, version.roots[s] ?? null, bound, fromPrefix);
     const first = it.next();
@@ -110,7 +124,7 @@ export function listDocuments(
     if (!head.key.startsWith(prefix)) {
       if (head.key > prefix) break;
     } else {
-      rows.push({ key: head.key, value: decodeValue(head.item) });
+      rows.push({ key: head.key, value: decodeItem(head.item) });
     }
     const step = head.it.next();
     if (step.done) heads.splice(min, 1);

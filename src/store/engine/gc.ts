@@ -16,7 +16,7 @@
  * runs one sweep to the end at once.
  */
 
-import type { TreeNode } from "../tree/node.ts";
+import { children, type TreeNode } from "../tree/node.ts";
 import { MissingNodeError } from "../tree/node-store.ts";
 import type { NodeGuard, StoreContext } from "./context.ts";
 
@@ -109,8 +109,8 @@ export class NodeSweep implements NodeGuard {
         if (error instanceof MissingNodeError) continue;
         throw error;
       }
-      if (node.level === 1) for (const child of node.items) marked.add(child);
-      else if (node.level > 1) for (const child of node.items) this.#pending.push(child);
+      if (node.level === 1) for (const child of children(node)) marked.add(child);
+      else if (node.level > 1) for (const child of children(node)) this.#pending.push(child);
     }
     if (this.#pending.length === 0) this.#phase = "sweep";
   }

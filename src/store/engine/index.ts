@@ -11,5 +11,5 @@ export {
   type StoreCreateOptions,
   type StoreEngineOptions,
 } from "./options.ts";
-export type { RecordScan, RecordText } from "./record-scan.ts";
+export type { RecordItem, RecordScan, RecordText } from "./record-scan.ts";
 export { Store, SWEEP_STEP_WORK } from "./store.ts";

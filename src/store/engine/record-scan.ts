@@ -2,23 +2,28 @@
  * An ordered scan of one branch version's records that lives across turns of the event
  * loop (a query reads its records batch by batch while other requests run). It merges the
  * shards' scans into key order like a list does, but hands out the stored JSON text
- * unparsed: a query worker parses it inside its sandbox. The version's roots are pinned
+ * unparsed: a query worker parses it inside its sandbox (search reads the stored items as
+ * they are, raw bytes included: `takeItems`). The version's roots are pinned
  * while the scan is open, so a node sweep that starts meanwhile keeps its nodes even if
  * retention releases the version; `close` unpins them.
  */
 
+import { storeError } from "../errors.ts";
 import { scan } from "../tree/cursor.ts";
+import type { Item } from "../tree/node.ts";
 import type { StoreContext } from "./context.ts";
 import type { Where } from "./documents.ts";
 import { resolveRef } from "./refs.ts";
 
 /** A record as stored: its key and its value's JSON text. */
 export type RecordText = readonly [key: string, json: string];
+/** A record as stored: its key and its item (JSON text, or raw bytes the store wrote). */
+export type RecordItem = readonly [key: string, item: Item];
 
 interface Head {
   key: string;
-  item: string;
-  readonly it: Iterator<[string, string]>;
+  item: Item;
+  readonly it: Iterator<[string, Item]>;
 }
 
 export class RecordScan {
@@ -51,9 +56,25 @@ export class RecordScan {
     }
   }
 
-  /** Up to `count` more records in key order; fewer only at the end of the range. */
+  /**
+   * Up to `count` more records in key order, as JSON text; fewer only at the end of the
+   * range. A record held as raw bytes has no JSON text: refused (only the store's own
+   * collections hold such records, and no client verb can name them).
+   */
   take(count: number): RecordText[] {
     const out: RecordText[] = [];
+    for (const [key, item] of this.takeItems(count)) {
+      if (typeof item !== "string") {
+        throw storeError("internal_error", `record ${key} is raw bytes, not JSON`);
+      }
+      out.push([key, item]);
+    }
+    return out;
+  }
+
+  /** Up to `count` more records in key order, as stored; fewer only at the end of the range. */
+  takeItems(count: number): RecordItem[] {
+    const out: RecordItem[] = [];
     while (out.length < count) {
       const head = this.#min();
       if (head === undefined) break;

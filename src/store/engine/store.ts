@@ -31,6 +31,7 @@ import {
 import { type Committed, type Receipt, type Signed, signed } from "./commit.ts";
 import { branchId, type StoreContext, storeStats } from "./context.ts";
 import {
+  type DocumentEdits,
   type DocumentRecord,
   deleteDocuments,
   editDocuments,
@@ -270,12 +271,8 @@ export class Store {
     return this.#advanced(deleteDocuments(this.ctx, where, keys, author, "now")).value;
   }
 
-  /** Puts and deletes (keys distinct) in one commit. */
-  edit(
-    where: Where,
-    edits: { readonly puts: readonly DocumentRecord[]; readonly deletes: readonly string[] },
-    author: string | Signed = "local",
-  ): Receipt {
+  /** Puts, raw byte puts and deletes (keys distinct) in one commit. */
+  edit(where: Where, edits: DocumentEdits, author: string | Signed = "local"): Receipt {
     return this.#advanced(editDocuments(this.ctx, where, edits, author, "now")).value;
   }
 

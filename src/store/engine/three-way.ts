@@ -9,7 +9,7 @@
  * always exact.
  */
 
-import { decodeValue } from "../codec/json-value.ts";
+import { decodeItem } from "../codec/json-value.ts";
 import type { VersionRecord } from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import type { Edit } from "../tree/chunker.ts";
@@ -86,9 +86,9 @@ export function threeWay(
 function asValue(conflict: TreeConflict): Conflict {
   return {
     key: conflict.key,
-    ...(conflict.base === undefined ? {} : { base: decodeValue(conflict.base) }),
-    ...(conflict.ours === undefined ? {} : { ours: decodeValue(conflict.ours) }),
-    ...(conflict.theirs === undefined ? {} : { theirs: decodeValue(conflict.theirs) }),
+    ...(conflict.base === undefined ? {} : { base: decodeItem(conflict.base) }),
+    ...(conflict.ours === undefined ? {} : { ours: decodeItem(conflict.ours) }),
+    ...(conflict.theirs === undefined ? {} : { theirs: decodeItem(conflict.theirs) }),
   };
 }
 

@@ -1,16 +1,18 @@
 /**
  * Reads a companion version (or a diff of it) into a vector table (table.ts) on the
- * store's event loop, in slices of at most `SLICE_MS` between which the loop serves other requests: a head of
- * 100,000 records takes a second or more of decoding, which must never be one stall. The
- * version stays pinned while it is read (engine/record-scan.ts), so a release meanwhile
- * does not pull it away.
+ * store's event loop, in slices of at most `SLICE_MS` between which the loop serves other
+ * requests: a head of 100,000 records is still a walk of every leaf, which must never be
+ * one stall. Each record's stored bytes (embed/companions.ts: raw float32, or the earlier
+ * base64 JSON) are copied into the table's matrix as they are, no Float32Array per record.
+ * The version stays pinned while it is read (engine/record-scan.ts), so a release
+ * meanwhile does not pull it away.
  */
 
+import { storedVectors } from "../embed/companions.ts";
 import type { Store } from "../engine/index.ts";
 import type { Change } from "./diff.ts";
 import { admit } from "./heads.ts";
 import { type RawTable, TableBuilder } from "./table.ts";
-import { decodeStored } from "./vectors.ts";
 
 /** Longest slice of reading between two turns of the event loop. */
 export const SLICE_MS = 4;
@@ -32,10 +34,13 @@ export async function readTable(
   try {
     for (;;) {
       const deadline = performance.now() + SLICE_MS;
-      let batch: ReturnType<typeof scan.take>;
+      let batch: ReturnType<typeof scan.takeItems>;
       do {
-        batch = scan.take(STEP);
-        for (const [key, json] of batch) builder.add(key, decodeStored(JSON.parse(json)));
+        batch = scan.takeItems(STEP);
+        for (const [key, item] of batch) {
+          const { windows, bytes } = storedVectors(item);
+          builder.addBytes(key, windows, bytes);
+        }
       } while (batch.length === STEP && performance.now() < deadline);
       if (batch.length < STEP) return builder.finish(where.version);
       await turn();
@@ -54,10 +59,10 @@ export function diffTable(
   const set = new TableBuilder();
   const removed: string[] = [];
   for (const change of diff) {
-    const windows = change.type === "removed" ? [] : decodeStored(change.to);
+    const stored = change.type === "removed" ? undefined : storedVectors(change.to);
     // A record left without vectors (refused by the worker) leaves the table too.
-    if (windows.length === 0) removed.push(change.key);
-    else set.add(change.key, windows);
+    if (stored === undefined || stored.windows === 0) removed.push(change.key);
+    else set.addBytes(change.key, stored.windows, stored.bytes);
   }
   return { removed, set: set.finish(version) };
 }

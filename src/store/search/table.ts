@@ -8,6 +8,7 @@
  * transferable buffers (`packTable`), not as a million small objects.
  */
 
+import { storeError } from "../errors.ts";
 import { TopK, type VectorHit } from "./exact.ts";
 import { SCAN_QUESTIONS, Scanner, scanError } from "./scan-kernel.ts";
 
@@ -42,6 +43,8 @@ export class TableBuilder {
   readonly #keys: string[] = [];
   #starts: Uint32Array;
   #matrix = new Float32Array(0);
+  /** The matrix's bytes, where stored records are copied (one view, not one per record). */
+  #bytes = new Uint8Array(0);
   #rows = 0;
   readonly #expected: number;
 
@@ -54,22 +57,52 @@ export class TableBuilder {
     if (windows.length === 0) return;
     if (this.#dims === 0) this.#dims = windows[0]!.length;
     const dims = this.#dims;
-    const need = (this.#rows + windows.length) * dims;
+    const at = this.#reserve(key, windows.length);
+    windows.forEach((vector, w) => {
+      this.#matrix.set(vector, (at + w) * dims);
+    });
+  }
+
+  /**
+   * A record as stored: `windows` windows of little-endian float32 in `bytes` (any
+   * alignment), copied into the matrix in one move: no Float32Array per record.
+   */
+  addBytes(key: string, windows: number, bytes: Uint8Array): void {
+    if (windows === 0) return;
+    const dims = this.#dims === 0 ? bytes.byteLength / 4 / windows : this.#dims;
+    if (bytes.byteLength !== windows * dims * 4 || !Number.isInteger(dims) || dims === 0) {
+      throw storeError(
+        "internal_error",
+        `the stored vectors of ${key} are ${bytes.byteLength} bytes, not ${windows} windows of ${dims} float32s`,
+      );
+    }
+    this.#dims = dims;
+    const at = this.#reserve(key, windows);
+    this.#bytes.set(bytes, at * dims * 4);
+  }
+
+  /** Room for `rows` more rows, recorded as `key`'s; the first row's index. */
+  #reserve(key: string, rows: number): number {
+    const dims = this.#dims;
+    const need = (this.#rows + rows) * dims;
     if (need > this.#matrix.length) {
       const grown = new Float32Array(
         Math.max(need, this.#matrix.length * 2, this.#expected * dims),
       );
       grown.set(this.#matrix.subarray(0, this.#rows * dims));
       this.#matrix = grown;
+      this.#bytes = new Uint8Array(grown.buffer);
     }
     if (this.#keys.length + 2 > this.#starts.length) {
       const grown = new Uint32Array(this.#starts.length * 2);
       grown.set(this.#starts);
       this.#starts = grown;
     }
-    this.#starts[this.#keys.length] = this.#rows;
+    const at = this.#rows;
+    this.#starts[this.#keys.length] = at;
     this.#keys.push(key);
-    for (const vector of windows) this.#matrix.set(vector, this.#rows++ * dims);
+    this.#rows += rows;
+    return at;
   }
 
   /** The table; views of the builder's buffers (no copy), so add nothing after. */

@@ -9,12 +9,12 @@
  */
 
 import { nodeAddress } from "./hash.ts";
-import { lastKey, lowerBound, type TreeNode } from "./node.ts";
+import { children, type Item, lastKey, lowerBound, type TreeNode } from "./node.ts";
 import type { NodeReader } from "./node-store.ts";
 import { chunkEnds, isBoundary } from "./splitter.ts";
 
 /** A sorted edit: a key and its new item, or undefined to delete the key. */
-export type Edit = readonly [key: string, item: string | undefined];
+export type Edit = readonly [key: string, item: Item | undefined];
 
 export class TreeEditor {
   readonly reader: NodeReader;
@@ -48,7 +48,7 @@ export class TreeEditor {
     if (edits.length === 0) return root;
     if (root === null) {
       const keys: string[] = [];
-      const items: string[] = [];
+      const items: Item[] = [];
       for (const [key, item] of edits) {
         if (item === undefined) continue;
         keys.push(key);
@@ -69,7 +69,7 @@ export class TreeEditor {
         // A root with one child is not canonical: the child is the root.
         rootNode = this.load(top);
         while (rootNode.level > 0 && rootNode.keys.length === 1) {
-          rootNode = this.load(rootNode.items[0]!);
+          rootNode = this.load(children(rootNode)[0]!);
         }
         return rootNode.hash;
       }
@@ -88,7 +88,7 @@ export class TreeEditor {
     return current[0]?.hash ?? null;
   }
 
-  #split(level: number, keys: readonly string[], items: readonly string[]): TreeNode[] {
+  #split(level: number, keys: readonly string[], items: readonly Item[]): TreeNode[] {
     const nodes: TreeNode[] = [];
     let start = 0;
     for (const end of chunkEnds(level, keys, items)) {
@@ -98,7 +98,7 @@ export class TreeEditor {
     return nodes;
   }
 
-  #write(level: number, keys: string[], items: string[]): TreeNode {
+  #write(level: number, keys: string[], items: Item[]): TreeNode {
     const bytes = this.reader.codec.encode(level, keys, items);
     const hash = nodeAddress(bytes);
     const node: TreeNode = { level, keys, items, hash, size: bytes.length };
@@ -112,7 +112,7 @@ export class TreeEditor {
     let node = root;
     while (node.level > level) {
       const i = Math.min(lowerBound(node.keys, key), node.keys.length - 1);
-      node = this.load(node.items[i]!);
+      node = this.load(children(node)[i]!);
     }
     return node;
   }
@@ -131,7 +131,7 @@ export class TreeEditor {
     while (i < edits.length) {
       let node = this.#find(root, level, edits[i]![0]);
       const keys: string[] = [];
-      const items: string[] = [];
+      const items: Item[] = [];
       for (;;) {
         parent.set(lastKey(node), undefined);
         const next = this.#next(root, node);
@@ -158,7 +158,7 @@ export class TreeEditor {
 /** Appends `node`'s entries merged with edits[from, to) to keys/items. */
 function mergeInto(
   keys: string[],
-  items: string[],
+  items: Item[],
   node: TreeNode,
   edits: readonly Edit[],
   from: number,

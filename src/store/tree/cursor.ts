@@ -5,16 +5,16 @@
  * loading it.
  */
 
-import { lowerBound, type TreeNode, upperBound } from "./node.ts";
+import { children, type Item, lowerBound, type TreeNode, upperBound } from "./node.ts";
 import type { NodeReader } from "./node-store.ts";
 
-export function getItem(reader: NodeReader, root: string | null, key: string): string | undefined {
+export function getItem(reader: NodeReader, root: string | null, key: string): Item | undefined {
   if (root === null) return undefined;
   let node = reader.load(root);
   while (node.level > 0) {
     const i = lowerBound(node.keys, key);
     if (i === node.keys.length) return undefined;
-    node = reader.load(node.items[i]!);
+    node = reader.load(children(node)[i]!);
   }
   const i = lowerBound(node.keys, key);
   return node.keys[i] === key ? node.items[i] : undefined;
@@ -26,7 +26,7 @@ export function* scan(
   root: string | null,
   after: string | null,
   inclusive = false,
-): Generator<[key: string, item: string]> {
+): Generator<[key: string, item: Item]> {
   if (root === null) return;
   yield* scanNode(reader, reader.load(root), after, inclusive);
 }
@@ -36,7 +36,7 @@ function* scanNode(
   node: TreeNode,
   after: string | null,
   inclusive: boolean,
-): Generator<[string, string]> {
+): Generator<[string, Item]> {
   // A child whose last key is below the bound holds nothing we want.
   const start =
     after === null ? 0 : inclusive ? lowerBound(node.keys, after) : upperBound(node.keys, after);
@@ -47,7 +47,7 @@ function* scanNode(
   // Only the first child visited can hold keys below the bound; later ones start above it.
   for (let i = start; i < node.keys.length; i++) {
     const bound = i === start ? after : null;
-    yield* scanNode(reader, reader.load(node.items[i]!), bound, inclusive);
+    yield* scanNode(reader, reader.load(children(node)[i]!), bound, inclusive);
   }
 }
 
@@ -60,5 +60,5 @@ export function walk(
   if (root === null) return;
   const node = reader.load(root);
   visit(node);
-  if (node.level > 0) for (const child of node.items) walk(reader, child, visit);
+  if (node.level > 0) for (const child of children(node)) walk(reader, child, visit);
 }

@@ -8,14 +8,15 @@
  * against a budget; exceeding it throws NodeBudgetExceeded.
  */
 
+import { type Item, sameItem } from "./node.ts";
 import type { NodeReader } from "./node-store.ts";
 
 export type ChangeType = "added" | "removed" | "modified";
 
 export interface Change {
   readonly key: string;
-  readonly from: string | undefined;
-  readonly to: string | undefined;
+  readonly from: Item | undefined;
+  readonly to: Item | undefined;
   readonly type: ChangeType;
 }
 
@@ -32,7 +33,7 @@ interface Piece {
   /** A subtree's level, or -1 for a single entry. */
   readonly level: number;
   /** Subtree address, or the entry's item. */
-  readonly item: string;
+  readonly item: Item;
   /** Keys in the piece are > low (null: no lower bound); an entry's low is its key. */
   readonly low: string | null;
   /** Keys in the piece are <= high (null: no upper bound); an entry's high is its key. */
@@ -96,7 +97,8 @@ export class TreeDiff {
       if (x!.level < 0 && y!.level < 0) {
         a.pop();
         b.pop();
-        if (x!.item !== y!.item) {
+        // Raw bytes decoded from two nodes are two objects: compared by content.
+        if (!sameItem(x!.item, y!.item)) {
           return { key: x!.low!, from: x!.item, to: y!.item, type: "modified" };
         }
         continue;
@@ -109,7 +111,7 @@ export class TreeDiff {
   #open(stack: Piece[]): void {
     const piece = stack.pop()!;
     if (++this.loaded > this.#budget) throw new NodeBudgetExceeded(this.#budget);
-    const node = this.#reader.load(piece.item);
+    const node = this.#reader.load(piece.item as string);
     const after = this.#after;
     for (let i = node.keys.length - 1; i >= 0; i--) {
       const key = node.keys[i]!;

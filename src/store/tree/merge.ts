@@ -16,13 +16,14 @@
 
 import type { Edit } from "./chunker.ts";
 import { TreeDiff } from "./diff.ts";
+import { type Item, sameItem } from "./node.ts";
 import type { NodeReader } from "./node-store.ts";
 
 export interface TreeConflict {
   readonly key: string;
-  readonly base: string | undefined;
-  readonly ours: string | undefined;
-  readonly theirs: string | undefined;
+  readonly base: Item | undefined;
+  readonly ours: Item | undefined;
+  readonly theirs: Item | undefined;
 }
 
 export interface TreeMerge {
@@ -57,7 +58,7 @@ export function mergeTrees(
       y = theirs.next();
       continue;
     }
-    if (x.to !== y.to) {
+    if (!sameItem(x.to, y.to)) {
       conflicts.push({ key: y.key, base: y.from, ours: x.to, theirs: y.to });
     }
     x = ours.next();

@@ -5,7 +5,7 @@
  * commit being built, and counts the nodes it loads so a diff can be held to a budget.
  */
 
-import type { TreeNode } from "./node.ts";
+import type { Item, TreeNode } from "./node.ts";
 import type { NodeCache } from "./node-cache.ts";
 
 export interface NodeStore {
@@ -14,7 +14,7 @@ export interface NodeStore {
 }
 
 export interface NodeCodec {
-  encode(level: number, keys: readonly string[], items: readonly string[]): Uint8Array;
+  encode(level: number, keys: readonly string[], items: readonly Item[]): Uint8Array;
   decode(hash: string, bytes: Uint8Array): TreeNode;
 }
 

@@ -9,19 +9,26 @@
  */
 
 import { BOUNDARY_SEED, stringHash32 } from "./hash.ts";
+import type { Item } from "./node.ts";
 
 export const TARGET_NODE_BYTES = 8192;
 /** Per-entry overhead in the encoding, counted so tiny entries still cut chunks. */
 const ENTRY_OVERHEAD = 4;
 const SPACE = 2 ** 32;
 
-export function entryBytes(key: string, item: string): number {
+/**
+ * An entry's share of a node: text counts its UTF-16 code units (as it always has: the
+ * format's boundaries are frozen), raw bytes their byte length.
+ */
+export function entryBytes(key: string, item: Item): number {
   return key.length + item.length + ENTRY_OVERHEAD;
 }
 
-export function isBoundary(level: number, key: string, item: string): boolean {
+export function isBoundary(level: number, key: string, item: Item): boolean {
   const hash =
-    level === 0 ? stringHash32(key, BOUNDARY_SEED) : Number.parseInt(item.slice(0, 8), 16);
+    level === 0
+      ? stringHash32(key, BOUNDARY_SEED)
+      : Number.parseInt((item as string).slice(0, 8), 16);
   const share = entryBytes(key, item) / TARGET_NODE_BYTES;
   return share >= 1 || hash < share * SPACE;
 }
@@ -30,7 +37,7 @@ export function isBoundary(level: number, key: string, item: string): boolean {
 export function chunkEnds(
   level: number,
   keys: readonly string[],
-  items: readonly string[],
+  items: readonly Item[],
 ): number[] {
   const ends: number[] = [];
   for (let i = 0; i < keys.length; i++) {

@@ -50,4 +50,24 @@ describe("node codec", () => {
     const expected = createHash("sha256").update(bytes).digest("hex").slice(0, 40);
     assert.equal(nodeAddress(bytes), expected);
   });
+
+  test("a raw byte item packs as a MessagePack bin and decodes to the same bytes", () => {
+    const bytes = new Uint8Array(300).map((_, i) => (i * 37) & 0xff);
+    const keys = ["a", "b", "c"];
+    const items = ['{"x":1}', bytes, new Uint8Array(0)];
+    const encoded = nodeCodec.encode(0, keys, items);
+    assert.deepEqual(Buffer.from(encoded), reference.pack([0, keys, items]));
+    // fixarray 3, level 0, fixarray 3 of fixstr keys, fixarray 3: fixstr, bin 16, bin 8.
+    const itemsAt = 1 + 1 + 1 + 3 * 2 + 1;
+    assert.equal(encoded[itemsAt], 0xa7);
+    const binAt = itemsAt + 1 + 7;
+    assert.deepEqual([...encoded.subarray(binAt, binAt + 3)], [0xc5, 0x01, 0x2c]);
+    assert.deepEqual([...encoded.subarray(binAt + 3 + 300)], [0xc4, 0x00]);
+    const decoded = nodeCodec.decode(nodeAddress(encoded), encoded);
+    assert.equal(decoded.items[0], '{"x":1}');
+    assert.ok(decoded.items[1] instanceof Uint8Array);
+    assert.deepEqual(Buffer.from(decoded.items[1]), Buffer.from(bytes));
+    assert.equal((decoded.items[2] as Uint8Array).byteLength, 0);
+    assert.equal(decoded.size, encoded.length);
+  });
 });

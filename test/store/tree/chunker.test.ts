@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Edit } from "../../../src/store/tree/chunker.ts";
 import { getItem, scan, walk } from "../../../src/store/tree/cursor.ts";
+import type { Item } from "../../../src/store/tree/node.ts";
 import { key, treeFixture, value } from "./helpers.ts";
 
 const { reader, apply } = treeFixture();
@@ -12,7 +13,7 @@ function build(n: number, tag = "v"): string | null {
   return apply(null, edits);
 }
 
-function entries(root: string | null): [string, string][] {
+function entries(root: string | null): [string, Item][] {
   return [...scan(reader, root, null)];
 }
 
