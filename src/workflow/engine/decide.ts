@@ -103,6 +103,21 @@ export async function decide(
   now: number,
   memos?: CollectMemos,
 ): Promise<Decision> {
+  return decideNow(definition, state, now, memos);
+}
+
+/**
+ * `decide`, without a promise when nothing in the walk awaited (no expression to evaluate
+ * but constants, no output expression): the engine's tick calls this, so a step of a run of
+ * constant inputs decides without a promise or a microtask turn. Throws (or rejects) as
+ * `decide` rejects.
+ */
+export function decideNow(
+  definition: WorkflowDefinition,
+  state: RunState,
+  now: number,
+  memos?: CollectMemos,
+): Decision | Promise<Decision> {
   const started = state.started;
   if (started === undefined) return NONE;
   if (state.status === "Cancelled")
@@ -149,28 +164,73 @@ export async function decide(
     unread: [],
     top: undefined,
   };
-  let last: Done | undefined;
-  for (const step of definition.steps) {
-    // Most steps decide without awaiting anything (runStep returns a promise only then).
-    let outcome = runStep(walk, step, "", undefined, false);
-    if (outcome instanceof Promise) outcome = await outcome;
-    if (walk.fail !== undefined) return failed(walk);
-    if (!outcome.done) return { commands };
-    last = outcome;
-    walk.unread.push([step.id, outcome]);
+  return walkSteps(walk, definition, 0, undefined);
+}
+
+/**
+ * The top-level steps from `from` on, in order. Synchronous while each step is: a step that
+ * returns a promise continues the walk once it settles.
+ */
+function walkSteps(
+  walk: Walk,
+  definition: WorkflowDefinition,
+  from: number,
+  last: Done | undefined,
+): Decision | Promise<Decision> {
+  const steps = definition.steps;
+  for (let i = from; i < steps.length; i++) {
+    const step = steps[i]!;
+    const outcome = runStep(walk, step, "", undefined, false);
+    if (outcome instanceof Promise) {
+      return outcome.then((settled) => {
+        const end = stepEnded(walk, step, settled);
+        return end ?? walkSteps(walk, definition, i + 1, settled as Done);
+      });
+    }
+    const end = stepEnded(walk, step, outcome);
+    if (end !== undefined) return end;
+    last = outcome as Done;
   }
-  try {
-    const output =
-      definition.output === undefined
-        ? last === undefined
-          ? null
-          : outputOf(last)
-        : await definition.output.evaluate(topScope(walk));
+  return complete(walk, definition, last);
+}
+
+/** The decision when the walk stops at this step (the run fails, or the step waits). */
+function stepEnded(walk: Walk, step: Step, outcome: Outcome): Decision | undefined {
+  if (walk.fail !== undefined) return failed(walk);
+  if (!outcome.done) return { commands: walk.commands };
+  walk.unread.push([step.id, outcome]);
+  return undefined;
+}
+
+/** Every step is done: the run completes with its output expression, or the last output. */
+function complete(
+  walk: Walk,
+  definition: WorkflowDefinition,
+  last: Done | undefined,
+): Decision | Promise<Decision> {
+  const { commands } = walk;
+  if (definition.output === undefined) {
+    const output = last === undefined ? null : outputOf(last);
     commands.push({ type: "CompleteRun", outputJson: JSON.stringify(output) });
+    return { commands };
+  }
+  let scope: Scope;
+  try {
+    scope = topScope(walk);
   } catch (error) {
     commands.push(failExpression("output", error));
+    return { commands };
   }
-  return { commands };
+  return definition.output.evaluate(scope).then(
+    (output) => {
+      commands.push({ type: "CompleteRun", outputJson: JSON.stringify(output) });
+      return { commands };
+    },
+    (error: unknown) => {
+      commands.push(failExpression("output", error));
+      return { commands };
+    },
+  );
 }
 
 /** The run fails: only the failure and the stop of its in-flight attempts go out. */
