@@ -336,6 +336,8 @@ function encodeBatch<F>(
     out.message(T1);
     write(out, f);
   }
+  // The sizing and the writing pass must agree; a mismatch is this module's bug, never a
+  // peer's doing (the frames are the process's own), so it fails loudly.
   if (out.pos !== total) throw new Error(`worker stream codec: wrote ${out.pos} of ${total} bytes`);
   return out.buf;
 }
