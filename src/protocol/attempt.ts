@@ -11,7 +11,20 @@ export interface AttemptRef {
   readonly attempt: number;
 }
 
-/** The key of an attempt in maps: `run_id/activity_id/attempt`. */
+/** The ref `attemptKey` was last asked about, and its key. */
+let lastRef: AttemptRef | undefined;
+let lastKey = "";
+
+/**
+ * The key of an attempt in maps: `run_id/activity_id/attempt`. A result passes through the
+ * matcher, the metrics and the engine with one ref object, each asking its key: the last one
+ * is remembered by identity, so they share one string, flattened and hashed by the first map
+ * that reads it (a key built anew costs a flatten and a hash at every map it meets). A ref is
+ * never changed once made (its fields are readonly), so a remembered key cannot go stale.
+ */
 export function attemptKey(ref: AttemptRef): string {
-  return `${ref.run_id}/${ref.activity_id}/${ref.attempt}`;
+  if (ref === lastRef) return lastKey;
+  lastKey = `${ref.run_id}/${ref.activity_id}/${ref.attempt}`;
+  lastRef = ref;
+  return lastKey;
 }

@@ -20,25 +20,26 @@
 import { randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { type BackoffPolicy, jitteredDelay } from "../common/backoff.ts";
-import { decode } from "../common/decode/index.ts";
 import { SkeinError } from "../common/errors.ts";
 import { type Logger, silentLogger } from "../common/log.ts";
 import {
+  type CodecClientStream,
+  type ReceivedServerBatch,
+  WorkerStreamClient,
+} from "../protocol/worker-stream/codec.ts";
+import {
   HELD_PER_SLOT,
   MAX_FAILURE_MESSAGE_BYTES,
-  serverBatchDecoder,
   truncateUtf8,
 } from "../protocol/worker-stream/decode.ts";
 import {
   type AttemptRef,
   attemptKey,
   CANCEL_CAPABILITY,
-  type ClientStream,
   FrameBatcher,
   type ServerFrame,
   type Task,
   type WorkerFrame,
-  WorkerServiceClient,
 } from "../protocol/worker-stream/index.ts";
 import type { WorkerDocument } from "./document.ts";
 import { ActivityError } from "./handler.ts";
@@ -120,7 +121,7 @@ export class WorkerRuntime {
   /** Results not yet acknowledged by the server, by attempt key. */
   readonly #unacked = new Map<string, { readonly frame: WorkerFrame; readonly action: string }>();
   #out: FrameBatcher<WorkerFrame> | undefined;
-  #call: ClientStream | undefined;
+  #call: CodecClientStream | undefined;
   #stopped = false;
   /** Set while `onWelcome`'s promise is pending: tasks wait in `#waiting` until it settles. */
   #gated = false;
@@ -235,19 +236,19 @@ export class WorkerRuntime {
 
   /** One connection, from dial to the stream's end. */
   #session(): Promise<SessionEnd> {
-    const client = new WorkerServiceClient(this.#opts.target, grpc.credentials.createInsecure(), {
+    const client = new WorkerStreamClient(this.#opts.target, grpc.credentials.createInsecure(), {
       "grpc.keepalive_time_ms": 10_000,
       "grpc.keepalive_timeout_ms": 5_000,
       "grpc.max_receive_message_length": 16 * 1024 * 1024,
     });
     const metadata = new grpc.Metadata();
     if (this.#opts.token !== undefined) metadata.set("authorization", `Bearer ${this.#opts.token}`);
-    const call = (client as unknown as { Connect(m: grpc.Metadata): ClientStream }).Connect(
+    const call = (client as unknown as { Connect(m: grpc.Metadata): CodecClientStream }).Connect(
       metadata,
     );
     this.#call = call;
     let welcomed = false;
-    const out = new FrameBatcher<WorkerFrame>((frames) => call.write({ frames }));
+    const out = new FrameBatcher<WorkerFrame>((frames) => call.write(frames));
     return new Promise<SessionEnd>((done) => {
       let finished = false;
       const finish = (code: grpc.status, details: string) => {
@@ -258,15 +259,14 @@ export class WorkerRuntime {
         client.close();
         done({ welcomed, code, details });
       };
-      call.on("data", (message: unknown) => {
-        const batch = decode(serverBatchDecoder, message);
-        if (!batch.ok) {
+      call.on("data", (batch: ReceivedServerBatch) => {
+        if (typeof batch === "string") {
           // Not a server we can follow: end this stream and reconnect, as after a lost one.
-          finish(grpc.status.INTERNAL, `invalid_frame: ${batch.error.message}`);
+          finish(grpc.status.INTERNAL, `invalid_frame: ${batch}`);
           call.cancel();
           return;
         }
-        for (const frame of batch.value.frames)
+        for (const frame of batch)
           this.#onServerFrame(frame, out, () => {
             welcomed = true;
           });
@@ -275,7 +275,7 @@ export class WorkerRuntime {
         finish(error.code, error.details || error.message),
       );
       call.on("status", (status: grpc.StatusObject) => finish(status.code, status.details));
-      call.write({ frames: [this.#hello()] });
+      call.write([this.#hello()]);
     });
   }
 

@@ -7,12 +7,13 @@
  * decoding core's path-naming refusals (`frames[2].completion.ref.run_id: must be a UUID`).
  * The matcher and the worker runtime only ever see decoded frames.
  *
- * Before protobuf decodes a worker's message at all, `scanWorkerBatch` walks its wire bytes
- * and counts the items it would allocate: a 16 MiB message of empty frames would otherwise
+ * These are the rules; codec.ts reads the frames a running session sends all the time
+ * straight from their bytes under the same rules and hands everything else to them. Before
+ * protobuf decodes a worker's message for them, `scanWorkerBatch` walks its wire bytes and
+ * counts the items it would allocate: a 16 MiB message of empty frames would otherwise
  * become millions of objects before any rule could refuse it.
  */
 
-import type * as grpc from "@grpc/grpc-js";
 import {
   array,
   boolean,
@@ -29,10 +30,9 @@ import {
 } from "../../common/decode/index.ts";
 import { namespaceName } from "../namespace-name.ts";
 import type { ServerFrame, WorkerFrame } from "./frames.ts";
-import { workerService } from "./grpc.ts";
 
 /** `8-4-4-4-12` hex digits, checked by hand: this runs for every frame of every worker. */
-function isUuid(s: string): boolean {
+export function isUuid(s: string): boolean {
   if (s.length !== 36) return false;
   for (let i = 0; i < 36; i++) {
     const c = s.charCodeAt(i);
@@ -188,14 +188,6 @@ const serverFrameDecoder: Decoder<ServerFrame> = tagged("frame", {
 
 export const serverBatchDecoder = object({ frames: array(serverFrameDecoder) });
 
-/** A worker message protobuf cannot decode, or that holds more than MAX_BATCH_ITEMS. */
-export class UndecodableBatch {
-  readonly reason: string;
-  constructor(reason: string) {
-    this.reason = reason;
-  }
-}
-
 /**
  * The message fields `scanWorkerBatch` descends into, by field number: the ones whose
  * messages hold repeated fields. Every length-delimited field of a message visited counts
@@ -266,34 +258,6 @@ function scan(b: Uint8Array, start: number, end: number, schema: WireSchema, bud
 
 interface Budget {
   left: number;
-}
-
-type MethodDefinition = grpc.MethodDefinition<unknown, unknown>;
-
-/**
- * The worker service as the server registers it: the same method, with a request
- * deserializer that scans the bytes first and turns a message protobuf refuses into an
- * UndecodableBatch, so the matcher ends that stream with its own named refusal.
- */
-export function serverWorkerService(): grpc.ServiceDefinition {
-  const connect = workerService.Connect as MethodDefinition;
-  const deserialize = connect.requestDeserialize;
-  return {
-    Connect: {
-      ...connect,
-      requestDeserialize: (bytes: Buffer): unknown => {
-        const problem = scanWorkerBatch(bytes);
-        if (problem !== undefined) return new UndecodableBatch(problem);
-        try {
-          return deserialize(bytes);
-        } catch (error) {
-          return new UndecodableBatch(
-            `not a valid WorkerBatch: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-      },
-    },
-  };
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, on a character boundary. */

@@ -111,7 +111,13 @@ const claims = object({
   exp: u64(),
 });
 
-export type TokenVerifier = (token: string) => Promise<Principal>;
+export type TokenVerifier = ((token: string) => Promise<Principal>) & {
+  /**
+   * The principal of a token verified before and still valid, answered at once; undefined
+   * when it must be verified (verified-tokens.ts's cache has it).
+   */
+  readonly known?: (token: string) => Principal | undefined;
+};
 
 /** `now` is the clock `exp` is checked against (milliseconds; tests pass their own). */
 export function createVerifier(

@@ -22,16 +22,18 @@ export function cachingVerifier(
 ): TokenVerifier {
   const now = options.now ?? Date.now;
   const held = new Map<string, Principal>();
-  return async (token) => {
-    const known = held.get(token);
-    if (known !== undefined) {
-      held.delete(token);
-      // Expired: verify again, which refuses it with the verifier's own code and message.
-      if (known.expiresAt * 1000 > now()) {
-        held.set(token, known);
-        return known;
-      }
-    }
+  const known = (token: string): Principal | undefined => {
+    const principal = held.get(token);
+    if (principal === undefined) return undefined;
+    held.delete(token);
+    // Expired: verify again, which refuses it with the verifier's own code and message.
+    if (principal.expiresAt * 1000 <= now()) return undefined;
+    held.set(token, principal);
+    return principal;
+  };
+  const caching = async (token: string): Promise<Principal> => {
+    const cached = known(token);
+    if (cached !== undefined) return cached;
     const principal = await verify(token);
     if (options.max > 0) {
       if (held.size >= options.max) held.delete(held.keys().next().value!);
@@ -39,4 +41,5 @@ export function cachingVerifier(
     }
     return principal;
   };
+  return Object.assign(caching, { known });
 }

@@ -42,6 +42,11 @@ export interface Scope {
 export interface Expression {
   readonly source: string;
   evaluate(scope: Scope): Promise<unknown>;
+  /**
+   * For a JSON constant (`input: "{}"`), its value as `JSON.stringify` writes it: the engine
+   * schedules it without a scope, an evaluation or a turn of the microtask queue.
+   */
+  readonly constantJson?: string;
 }
 
 export const EXPRESSION_CODE = "invalid_definition";
@@ -52,7 +57,11 @@ export function compileExpression(source: string): Expression {
   const constant = jsonConstant(source);
   if (constant !== undefined) {
     // A JSON text means the same in JSONata; skip the evaluator for it (a common `input: "{}"`).
-    return { source, evaluate: async () => JSON.parse(constant) };
+    return {
+      source,
+      evaluate: async () => JSON.parse(constant),
+      constantJson: JSON.stringify(JSON.parse(constant)),
+    };
   }
   const compiled = jsonata(source, GUARDRAILS);
   const ast = compiled.ast();

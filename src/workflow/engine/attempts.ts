@@ -12,7 +12,7 @@ import { SkeinError } from "../../common/errors.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { AttemptFailureCode } from "../errors.ts";
 import type { Command } from "./commands.ts";
-import type { EngineCore, TimerPayload } from "./core.ts";
+import { type EngineCore, TIMERS, type TimerPayload } from "./core.ts";
 import type { MatcherEvents, ResultContext } from "./dispatcher.ts";
 import type { EventOf, HistoryEvent } from "./history.ts";
 import { enqueue, enqueueInternal } from "./inbox.ts";
@@ -82,16 +82,17 @@ export function matcherEvents(core: EngineCore): MatcherEvents {
       const at = core.now() + core.reattachGraceMs;
       for (const ref of refs) {
         if (!core.runs.has(ref.run_id)) continue;
-        core.timers.set(`lost:${attemptKey(ref)}`, at, {
-          kind: "worker_lost",
-          runId: ref.run_id,
-          ref,
-        });
+        core.timers.set(
+          attemptKey(ref),
+          at,
+          { kind: "worker_lost", runId: ref.run_id, ref },
+          TIMERS.workerLost,
+        );
       }
     },
     attached: (refs) => {
       for (const ref of refs) {
-        core.timers.delete(`lost:${attemptKey(ref)}`);
+        core.timers.delete(attemptKey(ref), TIMERS.workerLost);
         // A worker already holds it: its outbox row (if a restart left one) is done.
         core.outbox?.drop(attemptKey(ref));
       }
@@ -154,11 +155,12 @@ export function effect(core: EngineCore, run: Run, command: Command): void {
       const ref = { run_id: runId, activity_id: command.activityId, attempt: command.attempt };
       if (command.dispatchAt <= core.now()) dispatch(core, run, ref);
       else
-        core.timers.set(`dispatch:${attemptKey(ref)}`, command.dispatchAt, {
-          kind: "dispatch",
-          runId,
-          ref,
-        });
+        core.timers.set(
+          attemptKey(ref),
+          command.dispatchAt,
+          { kind: "dispatch", runId, ref },
+          TIMERS.dispatch,
+        );
       return;
     }
     case "StartTimer":
@@ -285,29 +287,30 @@ export function armTimeouts(
 ): void {
   const key = attemptKey(ref);
   if (s.start_to_close_ms > 0) {
-    core.timers.set(`stc:${key}`, now + s.start_to_close_ms, {
-      kind: "start_to_close",
-      runId,
-      ref,
-    });
+    core.timers.set(
+      key,
+      now + s.start_to_close_ms,
+      { kind: "start_to_close", runId, ref },
+      TIMERS.startToClose,
+    );
   }
   if (s.heartbeat_ms > 0) {
     core.beats.set(key, now);
-    core.timers.set(`hb:${key}`, now + s.heartbeat_ms, {
-      kind: "heartbeat",
-      runId,
-      ref,
-      ms: s.heartbeat_ms,
-    });
+    core.timers.set(
+      key,
+      now + s.heartbeat_ms,
+      { kind: "heartbeat", runId, ref, ms: s.heartbeat_ms },
+      TIMERS.heartbeat,
+    );
   }
 }
 /** Drops an attempt's heartbeat record, timeout timers and outbox row. */
 export function forgetAttempt(core: EngineCore, key: string): void {
   core.outbox?.drop(key);
   core.beats.delete(key);
-  core.timers.delete(`stc:${key}`);
-  core.timers.delete(`hb:${key}`);
-  core.timers.delete(`lost:${key}`);
+  core.timers.delete(key, TIMERS.startToClose);
+  core.timers.delete(key, TIMERS.heartbeat);
+  core.timers.delete(key, TIMERS.workerLost);
 }
 export function onTimer(core: EngineCore, payload: TimerPayload): void {
   const run = core.runs.get(payload.runId);
@@ -332,7 +335,7 @@ export function onTimer(core: EngineCore, payload: TimerPayload): void {
       if (payload.kind === "heartbeat") {
         const due = (core.beats.get(key) ?? 0) + payload.ms;
         if (due > core.now()) {
-          core.timers.set(`hb:${key}`, due, payload);
+          core.timers.set(key, due, payload, TIMERS.heartbeat);
           return;
         }
       }

@@ -74,6 +74,18 @@ export type TimerPayload =
     }
   | { readonly kind: "run"; readonly runId: string; readonly timerId: string };
 
+/**
+ * The timer queue's key spaces (timers.ts): an attempt's timers are keyed by its attempt key
+ * in a space per kind, run timers by `run:<run id>:<timer id>` in the first.
+ */
+export const TIMERS = {
+  run: 0,
+  dispatch: 1,
+  startToClose: 2,
+  heartbeat: 3,
+  workerLost: 4,
+} as const;
+
 /** What the roles hand the core at construction (the core imports none of them). */
 export interface CoreHooks {
   readonly onTimer: (payload: TimerPayload) => void;

@@ -27,7 +27,14 @@
 
 import { SkeinError } from "../../common/errors.ts";
 import type { Scope } from "../definitions/expression.ts";
-import type { CollectStep, Step, WorkflowDefinition } from "../definitions/types.ts";
+import type {
+  CallStep,
+  ChildStep,
+  CollectStep,
+  ParallelStep,
+  Step,
+  WorkflowDefinition,
+} from "../definitions/types.ts";
 import { engineFault } from "../errors.ts";
 import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
 import { type Command, failRun } from "./commands.ts";
@@ -44,15 +51,26 @@ export interface Decision {
 
 const NONE: Decision = { commands: [] };
 
-type Outcome = { readonly done: true; readonly value: unknown } | { readonly done: false };
+/**
+ * A step's outcome. A finished `call` keeps its output as the JSON text history holds
+ * (`json`): it is parsed only when an expression's scope or the run's output reads it, so a
+ * run whose inputs are constants parses none of its steps' outputs while it runs.
+ */
+type Outcome =
+  | { readonly done: true; readonly value: unknown; readonly json?: undefined }
+  | { readonly done: true; readonly json: string }
+  | { readonly done: false };
+type Done = Extract<Outcome, { done: true }>;
 const PENDING: Outcome = { done: false };
+const DONE_NULL: Outcome = { done: true, value: null };
 const done = (value: unknown): Outcome => ({ done: true, value });
+const outputOf = (outcome: Done): unknown =>
+  outcome.json === undefined ? outcome.value : JSON.parse(outcome.json);
 
 /** One decide pass over the step tree. */
 interface Walk {
   readonly state: RunState;
   readonly now: number;
-  readonly input: unknown;
   readonly commands: Command[];
   nextActivityId: number;
   /** Signals (by history position) already taken by a wait earlier in the walk. */
@@ -60,6 +78,23 @@ interface Walk {
   /** Set when the run must fail; the walk stops. */
   fail: Command | undefined;
   readonly memos: CollectMemos | undefined;
+  /** The top-level steps' outputs read so far, by step id (the scope's `steps`). */
+  readonly outputs: Record<string, unknown>;
+  /** Top-level steps finished and not yet put in `outputs`. */
+  readonly unread: [id: string, outcome: Done][];
+  /** The top-level scope, made when an expression first needs it. */
+  top: Scope | undefined;
+}
+
+/**
+ * The scope of a top-level step: the run's input (parsed once per walk, when first read) and
+ * the outputs of the steps before it.
+ */
+function topScope(walk: Walk): Scope {
+  for (const [id, outcome] of walk.unread) walk.outputs[id] = outputOf(outcome);
+  walk.unread.length = 0;
+  walk.top ??= { input: JSON.parse(walk.state.started!.input_json), steps: walk.outputs };
+  return walk.top;
 }
 
 export async function decide(
@@ -68,6 +103,21 @@ export async function decide(
   now: number,
   memos?: CollectMemos,
 ): Promise<Decision> {
+  return decideNow(definition, state, now, memos);
+}
+
+/**
+ * `decide`, without a promise when nothing in the walk awaited (no expression to evaluate
+ * but constants, no output expression): the engine's tick calls this, so a step of a run of
+ * constant inputs decides without a promise or a microtask turn. Throws (or rejects) as
+ * `decide` rejects.
+ */
+export function decideNow(
+  definition: WorkflowDefinition,
+  state: RunState,
+  now: number,
+  memos?: CollectMemos,
+): Decision | Promise<Decision> {
   const started = state.started;
   if (started === undefined) return NONE;
   if (state.status === "Cancelled")
@@ -105,32 +155,82 @@ export async function decide(
   const walk: Walk = {
     state,
     now,
-    input: JSON.parse(started.input_json),
     commands,
     nextActivityId: state.activities.size + 1,
     consumed: new Set(),
     fail: undefined,
     memos,
+    outputs: {},
+    unread: [],
+    top: undefined,
   };
-  const outputs: Record<string, unknown> = {};
-  let last: unknown = null;
-  for (const step of definition.steps) {
-    const outcome = await runStep(walk, step, "", { input: walk.input, steps: outputs }, false);
-    if (walk.fail !== undefined) return failed(walk);
-    if (!outcome.done) return { commands };
-    last = outcome.value;
-    outputs[step.id] = last;
+  return walkSteps(walk, definition, 0, undefined);
+}
+
+/**
+ * The top-level steps from `from` on, in order. Synchronous while each step is: a step that
+ * returns a promise continues the walk once it settles.
+ */
+function walkSteps(
+  walk: Walk,
+  definition: WorkflowDefinition,
+  from: number,
+  last: Done | undefined,
+): Decision | Promise<Decision> {
+  const steps = definition.steps;
+  for (let i = from; i < steps.length; i++) {
+    const step = steps[i]!;
+    const outcome = runStep(walk, step, "", undefined, false);
+    if (outcome instanceof Promise) {
+      return outcome.then((settled) => {
+        const end = stepEnded(walk, step, settled);
+        return end ?? walkSteps(walk, definition, i + 1, settled as Done);
+      });
+    }
+    const end = stepEnded(walk, step, outcome);
+    if (end !== undefined) return end;
+    last = outcome as Done;
   }
-  try {
-    const output =
-      definition.output === undefined
-        ? last
-        : await definition.output.evaluate({ input: walk.input, steps: outputs });
+  return complete(walk, definition, last);
+}
+
+/** The decision when the walk stops at this step (the run fails, or the step waits). */
+function stepEnded(walk: Walk, step: Step, outcome: Outcome): Decision | undefined {
+  if (walk.fail !== undefined) return failed(walk);
+  if (!outcome.done) return { commands: walk.commands };
+  walk.unread.push([step.id, outcome]);
+  return undefined;
+}
+
+/** Every step is done: the run completes with its output expression, or the last output. */
+function complete(
+  walk: Walk,
+  definition: WorkflowDefinition,
+  last: Done | undefined,
+): Decision | Promise<Decision> {
+  const { commands } = walk;
+  if (definition.output === undefined) {
+    const output = last === undefined ? null : outputOf(last);
     commands.push({ type: "CompleteRun", outputJson: JSON.stringify(output) });
+    return { commands };
+  }
+  let scope: Scope;
+  try {
+    scope = topScope(walk);
   } catch (error) {
     commands.push(failExpression("output", error));
+    return { commands };
   }
-  return { commands };
+  return definition.output.evaluate(scope).then(
+    (output) => {
+      commands.push({ type: "CompleteRun", outputJson: JSON.stringify(output) });
+      return { commands };
+    },
+    (error: unknown) => {
+      commands.push(failExpression("output", error));
+      return { commands };
+    },
+  );
 }
 
 /** The run fails: only the failure and the stop of its in-flight attempts go out. */
@@ -153,32 +253,33 @@ async function evaluate(
   }
 }
 
-async function runStep(
+/**
+ * One step of the walk. `scope` is undefined for a top-level step (topScope makes it when
+ * an expression reads it). Synchronous for what most steps are, a call, sleep or wait that
+ * needs no evaluation; a promise otherwise.
+ */
+function runStep(
   walk: Walk,
   step: Step,
   prefix: string,
-  scope: Scope,
+  scope: Scope | undefined,
   member: boolean,
-): Promise<Outcome> {
+): Outcome | Promise<Outcome> {
   const key = `${prefix}${step.id}`;
   const { state } = walk;
   switch (step.kind) {
     case "call": {
       const id = state.activityOfStep.get(key);
       if (id === undefined) {
-        const input = await evaluate(walk, `steps.${key}.call.input`, () =>
-          step.input.evaluate(scope),
-        );
-        if (!input.ok) return PENDING;
-        walk.commands.push(
-          schedule(step, key, walk.nextActivityId++, input.value, walk.now, member),
-        );
+        const constant = step.input.constantJson;
+        if (constant === undefined) return scheduleEvaluated(walk, step, key, scope, member);
+        walk.commands.push(schedule(step, key, walk.nextActivityId++, constant, walk.now, member));
         return PENDING;
       }
       const activity = state.activities.get(id)!;
       const result = activity.result;
       if (result === undefined) return PENDING;
-      if (result.kind === "completed") return done(JSON.parse(result.outputJson));
+      if (result.kind === "completed") return { done: true, json: result.outputJson };
       const next = retryOrFail(step, activity);
       if (next.type === "FailRun") walk.fail = next;
       else walk.commands.push(next);
@@ -194,7 +295,7 @@ async function runStep(
         });
         return PENDING;
       }
-      return timer.fired ? done(null) : PENDING;
+      return timer.fired ? DONE_NULL : PENDING;
     }
     case "wait": {
       const timer = state.timers.get(waitTimer(key));
@@ -207,10 +308,10 @@ async function runStep(
       );
       if (signal !== undefined) {
         walk.consumed.add(signal.seq);
-        return done(JSON.parse(signal.payloadJson));
+        return { done: true, json: signal.payloadJson };
       }
       if (timer?.fired === true) {
-        if (step.onTimeout === "continue") return done(null);
+        if (step.onTimeout === "continue") return DONE_NULL;
         walk.fail = failRun(
           "wait_timed_out",
           `step ${JSON.stringify(key)} waited ${step.timeoutMs} ms for signal ${JSON.stringify(step.signal)}`,
@@ -228,90 +329,132 @@ async function runStep(
     }
     case "child": {
       const child = state.children.get(key);
-      if (child === undefined) {
-        const input = await evaluate(walk, `steps.${key}.child.input`, () =>
-          step.input.evaluate(scope),
-        );
-        if (!input.ok) return PENDING;
-        walk.commands.push({
-          type: "StartChild",
-          stepId: key,
-          workflow: step.workflow,
-          version: step.version,
-          inputJson: JSON.stringify(input.value),
-        });
-        return PENDING;
-      }
+      if (child === undefined) return startChild(walk, step, key, scope);
       const end = child.ended;
       if (end === undefined) return PENDING;
-      if (end.status === "Completed") return done(JSON.parse(end.output_json));
+      if (end.status === "Completed") return { done: true, json: end.output_json };
       walk.fail = failRun(
         end.status === "Failed" ? "child_failed" : "child_cancelled",
         `step ${JSON.stringify(key)}: child run ${end.child_run_id} ${end.status.toLowerCase()}${end.message === "" ? "" : `: ${end.message}`}`,
       );
       return PENDING;
     }
-    case "parallel": {
-      const out: Record<string, unknown> = {};
-      let all = true;
-      for (const branch of step.branches) {
-        const outcome = await runStep(walk, branch, prefix, scope, true);
-        if (walk.fail !== undefined) return PENDING;
-        if (outcome.done) out[branch.id] = outcome.value;
-        else all = false;
-      }
-      return all ? done(out) : PENDING;
-    }
+    case "parallel":
+      return runParallel(walk, step, prefix, scope);
     case "collect": {
       const memo = walk.memos?.get(key);
-      if (memo !== undefined) return walkTouched(walk, step, key, scope, memo);
-      const items = await evaluate(walk, `steps.${key}.collect.items`, () =>
-        step.items.evaluate(scope),
-      );
-      if (!items.ok) return PENDING;
-      if (!Array.isArray(items.value)) {
-        walk.fail = failRun(
-          "expression_failed",
-          `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
-        );
-        return PENDING;
-      }
-      if (items.value.length > step.maxItems) {
-        walk.fail = failRun(
-          "collect_too_many_items",
-          `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
-        );
-        return PENDING;
-      }
-      const values: unknown[] = [];
-      const isDone: boolean[] = [];
-      let all = true;
-      for (const [i, item] of items.value.entries()) {
-        const outcome = await runStep(
-          walk,
-          step.body,
-          `${key}[${i}]/`,
-          { input: scope.input, steps: scope.steps, item },
-          true,
-        );
-        if (walk.fail !== undefined) return PENDING;
-        isDone.push(outcome.done);
-        values.push(outcome.done ? outcome.value : undefined);
-        if (!outcome.done) all = false;
-      }
-      if (walk.memos !== undefined && !hasWait(step.body)) {
-        const count = isDone.filter(Boolean).length;
-        walk.memos.set(key, {
-          items: items.value,
-          values,
-          isDone,
-          done: count,
-          touched: new Set(),
-        });
-      }
-      return all ? done(values) : PENDING;
+      if (memo !== undefined) return walkTouched(walk, step, key, scope ?? topScope(walk), memo);
+      return runCollect(walk, step, key, scope ?? topScope(walk));
     }
   }
+}
+
+/** A call's first attempt whose input is an expression over the scope. */
+async function scheduleEvaluated(
+  walk: Walk,
+  step: CallStep,
+  key: string,
+  scope: Scope | undefined,
+  member: boolean,
+): Promise<Outcome> {
+  const input = await evaluate(walk, `steps.${key}.call.input`, () =>
+    step.input.evaluate(scope ?? topScope(walk)),
+  );
+  if (!input.ok) return PENDING;
+  walk.commands.push(
+    schedule(step, key, walk.nextActivityId++, JSON.stringify(input.value), walk.now, member),
+  );
+  return PENDING;
+}
+
+async function startChild(
+  walk: Walk,
+  step: ChildStep,
+  key: string,
+  scope: Scope | undefined,
+): Promise<Outcome> {
+  const input = await evaluate(walk, `steps.${key}.child.input`, () =>
+    step.input.evaluate(scope ?? topScope(walk)),
+  );
+  if (!input.ok) return PENDING;
+  walk.commands.push({
+    type: "StartChild",
+    stepId: key,
+    workflow: step.workflow,
+    version: step.version,
+    inputJson: JSON.stringify(input.value),
+  });
+  return PENDING;
+}
+
+async function runParallel(
+  walk: Walk,
+  step: ParallelStep,
+  prefix: string,
+  scope: Scope | undefined,
+): Promise<Outcome> {
+  const out: Record<string, unknown> = {};
+  let all = true;
+  for (const branch of step.branches) {
+    const outcome = await runStep(walk, branch, prefix, scope, true);
+    if (walk.fail !== undefined) return PENDING;
+    if (outcome.done) out[branch.id] = outputOf(outcome);
+    else all = false;
+  }
+  return all ? done(out) : PENDING;
+}
+
+async function runCollect(
+  walk: Walk,
+  step: CollectStep,
+  key: string,
+  scope: Scope,
+): Promise<Outcome> {
+  const items = await evaluate(walk, `steps.${key}.collect.items`, () =>
+    step.items.evaluate(scope),
+  );
+  if (!items.ok) return PENDING;
+  if (!Array.isArray(items.value)) {
+    walk.fail = failRun(
+      "expression_failed",
+      `steps.${key}.collect.items: must yield an array, found ${items.value === null ? "null" : typeof items.value}`,
+    );
+    return PENDING;
+  }
+  if (items.value.length > step.maxItems) {
+    walk.fail = failRun(
+      "collect_too_many_items",
+      `steps.${key}.collect.items: ${items.value.length} items, more than max_items (${step.maxItems})`,
+    );
+    return PENDING;
+  }
+  const values: unknown[] = [];
+  const isDone: boolean[] = [];
+  let all = true;
+  for (const [i, item] of items.value.entries()) {
+    const outcome = await runStep(
+      walk,
+      step.body,
+      `${key}[${i}]/`,
+      { input: scope.input, steps: scope.steps, item },
+      true,
+    );
+    if (walk.fail !== undefined) return PENDING;
+    isDone.push(outcome.done);
+    values.push(outcome.done ? outputOf(outcome) : undefined);
+    if (!outcome.done) all = false;
+  }
+  if (walk.memos !== undefined && !hasWait(step.body)) {
+    const count = isDone.filter(Boolean).length;
+    walk.memos.set(key, {
+      items: items.value,
+      values,
+      isDone,
+      done: count,
+      touched: new Set(),
+    });
+  }
+  return all ? done(values) : PENDING;
 }
 
 /** A remembered collect: only the members touched since the last walk are walked again. */
@@ -337,7 +480,7 @@ async function walkTouched(
       );
       if (walk.fail !== undefined) return PENDING;
       if (outcome.done) {
-        memo.values[i] = outcome.value;
+        memo.values[i] = outputOf(outcome);
         memo.isDone[i] = true;
         memo.done++;
       }

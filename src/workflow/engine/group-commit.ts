@@ -10,11 +10,12 @@
  */
 
 import { SkeinError } from "../../common/errors.ts";
+import type { WorkflowDefinition } from "../definitions/types.ts";
 import { dispatch } from "./attempts.ts";
 import { type Command, eventOf } from "./commands.ts";
 import type { EngineCore, PendingCommit } from "./core.ts";
 import { stoppedError } from "./core.ts";
-import { cancelInFlight, decide } from "./decide.ts";
+import { cancelInFlight, decideNow } from "./decide.ts";
 import type { HistoryEvent } from "./history.ts";
 import { markDirty } from "./inbox.ts";
 import { applicable, applyTo, type InboxItem, type Run } from "./run.ts";
@@ -59,7 +60,8 @@ export async function tick(core: EngineCore): Promise<void> {
     const wasLive = isLive(run.state) || run.state.started === undefined;
     let advanced: Advanced;
     try {
-      advanced = await advance(core, run, now);
+      const next = advance(core, run, now);
+      advanced = next instanceof Promise ? await next : next;
     } catch (error) {
       quarantine(core, run, error);
       continue;
@@ -202,11 +204,14 @@ export function settleIdle(core: EngineCore): void {
   if (core.dirty.size > 0) return;
   for (const done of core.idle.splice(0)) done();
 }
-/** Applies a run's inbox and decides; mutates only `run.state` and `run.inbox`. */
-export async function advance(core: EngineCore, run: Run, now: number): Promise<Advanced> {
+/**
+ * Applies a run's inbox and decides; mutates only `run.state` and `run.inbox`. Synchronous
+ * unless the decision or a child's definition must be awaited: most steps of most runs
+ * advance without a promise.
+ */
+export function advance(core: EngineCore, run: Run, now: number): Advanced | Promise<Advanced> {
   const events: HistoryEvent[] = [];
   const waiters: InboxItem[] = [];
-  const spawned: Run[] = [];
   let resumed = false;
   const inbox = run.inbox;
   run.inbox = [];
@@ -220,47 +225,91 @@ export async function advance(core: EngineCore, run: Run, now: number): Promise<
     events.push(item.event);
     waiters.push(item);
   }
-  try {
-    let { commands } = await decide(run.definition, run.state, now, run.memos);
-    const children = await resolveChildren(core, run, commands);
-    if (children instanceof SkeinError) {
-      commands = [
-        { type: "FailRun", code: children.code, message: children.message },
-        ...cancelInFlight(run.state, "the run failed"),
-      ];
-    }
-    for (const command of commands) {
-      let event = eventOf(command, now);
-      if (command.type === "StartChild" && !(children instanceof SkeinError)) {
-        const child = childRun(run, command, children.get(command.stepId)!, now);
-        spawned.push(child);
-        event = {
-          type: "ChildStarted",
-          at: now,
-          step_id: command.stepId,
-          child_run_id: child.id.runId,
-          workflow: command.workflow,
-          definition_version: child.definition.version,
-          input_json: command.inputJson,
-        };
-      }
-      if (event === undefined) continue;
-      applyTo(run, event);
-      events.push(event);
-      if (event.type === "ActivityScheduled" && event.member === true && core.outbox) {
-        // The member's outbox row is written in the commit that schedules it.
-        recordOutbox(core, run, {
-          activityId: event.activity_id,
-          attempt: event.attempt,
-          state: "pending",
-        });
-      }
-    }
-    return { events, commands, waiters, spawned, resumed };
-  } catch (error) {
+  const refuse = (error: unknown): never => {
     for (const item of waiters) item.fail?.(error);
     throw error;
+  };
+  try {
+    const decision = decideNow(run.definition, run.state, now, run.memos);
+    if (decision instanceof Promise) {
+      return decision
+        .then((d) => withChildren(core, run, now, d.commands, events, waiters, resumed))
+        .catch(refuse);
+    }
+    const advanced = withChildren(core, run, now, decision.commands, events, waiters, resumed);
+    return advanced instanceof Promise ? advanced.catch(refuse) : advanced;
+  } catch (error) {
+    return refuse(error);
   }
+}
+
+/** The child definitions a decision needs (only a StartChild awaits them), then `record`. */
+function withChildren(
+  core: EngineCore,
+  run: Run,
+  now: number,
+  commands: readonly Command[],
+  events: HistoryEvent[],
+  waiters: InboxItem[],
+  resumed: boolean,
+): Advanced | Promise<Advanced> {
+  if (!commands.some((c) => c.type === "StartChild")) {
+    return record(core, run, now, commands, NO_CHILDREN, events, waiters, resumed);
+  }
+  return resolveChildren(core, run, commands).then((children) =>
+    record(core, run, now, commands, children, events, waiters, resumed),
+  );
+}
+
+const NO_CHILDREN: ReadonlyMap<string, WorkflowDefinition> = new Map();
+
+/** Applies a decision's events to the run and gathers what the tick hands on. */
+function record(
+  core: EngineCore,
+  run: Run,
+  now: number,
+  decided: readonly Command[],
+  children: ReadonlyMap<string, WorkflowDefinition> | SkeinError,
+  events: HistoryEvent[],
+  waiters: InboxItem[],
+  resumed: boolean,
+): Advanced {
+  const spawned: Run[] = [];
+  let commands = decided;
+  if (children instanceof SkeinError) {
+    commands = [
+      { type: "FailRun", code: children.code, message: children.message },
+      ...cancelInFlight(run.state, "the run failed"),
+    ];
+  }
+  for (const command of commands) {
+    let event = eventOf(command, now);
+    if (command.type === "StartChild" && !(children instanceof SkeinError)) {
+      const child = childRun(run, command, children.get(command.stepId)!, now);
+      spawned.push(child);
+      event = {
+        type: "ChildStarted",
+        at: now,
+        step_id: command.stepId,
+        child_run_id: child.id.runId,
+        workflow: command.workflow,
+        definition_version: child.definition.version,
+        input_json: command.inputJson,
+      };
+    }
+    if (event === undefined) continue;
+    applyTo(run, event);
+    events.push(event);
+    if (event.type === "ActivityScheduled" && event.member === true && core.outbox) {
+      // The member's outbox row is written in the commit that schedules it.
+      recordOutbox(core, run, {
+        activityId: event.activity_id,
+        attempt: event.attempt,
+        state: "pending",
+      });
+    }
+  }
+  return { events, commands, waiters, spawned, resumed };
 }
 /**
  * A run whose history or definition the engine cannot work with (a corrupt history, a

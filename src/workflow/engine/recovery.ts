@@ -15,7 +15,7 @@
 
 import { attemptKey } from "../../protocol/attempt.ts";
 import { dispatch, offer } from "./attempts.ts";
-import type { EngineCore } from "./core.ts";
+import { type EngineCore, TIMERS } from "./core.ts";
 import { recordOutbox } from "./group-commit.ts";
 import { enqueueInternal, markDirty } from "./inbox.ts";
 import { newRun, type Run } from "./run.ts";
@@ -108,11 +108,12 @@ async function load(core: EngineCore, takeover: boolean): Promise<number> {
       }
       if (scheduled.dispatch_at <= now) dispatch(core, run, ref);
       else
-        core.timers.set(`dispatch:${attemptKey(ref)}`, scheduled.dispatch_at, {
-          kind: "dispatch",
-          runId: s.runId,
-          ref,
-        });
+        core.timers.set(
+          attemptKey(ref),
+          scheduled.dispatch_at,
+          { kind: "dispatch", runId: s.runId, ref },
+          TIMERS.dispatch,
+        );
     }
     for (const t of pendingTimers(run.state)) {
       core.timers.set(`run:${s.runId}:${t.timerId}`, t.fireAt, {

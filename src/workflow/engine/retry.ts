@@ -10,12 +10,12 @@ import type { CallStep } from "../definitions/types.ts";
 import { type Command, failRun } from "./commands.ts";
 import type { ActivityState } from "./state.ts";
 
-/** The first attempt of a `call` step's activity, with its evaluated input. */
+/** The first attempt of a `call` step's activity, with its evaluated input (JSON text). */
 export function schedule(
   step: CallStep,
   key: string,
   activityId: number,
-  value: unknown,
+  inputJson: string,
   now: number,
   member: boolean,
 ): Command {
@@ -26,7 +26,7 @@ export function schedule(
     stepId: key,
     action: step.action,
     taskQueue: step.taskQueue,
-    inputJson: JSON.stringify(value),
+    inputJson,
     dispatchAt: now,
     startToCloseMs: step.startToCloseMs,
     heartbeatMs: step.heartbeatMs,

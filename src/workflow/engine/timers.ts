@@ -3,14 +3,23 @@
  * timeouts, sleep and deadline timers. A binary heap ordered by due time with one
  * `setTimeout` armed for the earliest entry, so thousands of pending timers cost one OS
  * timer and no polling. Setting a key again replaces its entry (the old heap node is skipped
- * when it surfaces). The durable record of a timer is in the run's history; this queue is
+ * when it surfaces). Keys live in numbered spaces (0 unless given): the engine keeps an
+ * attempt's start-to-close, heartbeat and worker-lost timers under the attempt's own key in
+ * a space each, so setting and deleting them builds no `stc:…` string to hash each time. The durable record of a timer is in the run's history; this queue is
  * rebuilt from history after a restart.
  */
 
 interface Node {
   readonly at: number;
+  readonly space: number;
   readonly key: string;
   readonly seq: number;
+}
+
+interface Entry<T> {
+  readonly at: number;
+  readonly seq: number;
+  readonly payload: T;
 }
 
 /** setTimeout's largest delay; longer waits re-arm when it elapses. */
@@ -18,7 +27,9 @@ const MAX_DELAY = 2_147_483_647;
 
 export class TimerQueue<T> {
   readonly #heap: Node[] = [];
-  readonly #entries = new Map<string, { at: number; seq: number; payload: T }>();
+  /** Entries by space, then key. */
+  readonly #spaces: Map<string, Entry<T>>[] = [new Map()];
+  #size = 0;
   readonly #fire: (key: string, payload: T) => void;
   readonly #now: () => number;
   #seq = 0;
@@ -32,37 +43,52 @@ export class TimerQueue<T> {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
-  has(key: string): boolean {
-    return this.#entries.has(key);
+  #space(space: number): Map<string, Entry<T>> {
+    let entries = this.#spaces[space];
+    while (entries === undefined) {
+      this.#spaces.push(new Map());
+      entries = this.#spaces[space];
+    }
+    return entries;
   }
 
-  /** Fires `payload` under `key` at time `at` (ms since the epoch), replacing any entry. */
-  set(key: string, at: number, payload: T): void {
+  has(key: string, space = 0): boolean {
+    return this.#spaces[space]?.has(key) === true;
+  }
+
+  /** Fires `payload` under `key` (in `space`) at time `at` (ms since the epoch), replacing any entry. */
+  set(key: string, at: number, payload: T, space = 0): void {
     const seq = ++this.#seq;
-    this.#entries.set(key, { at, seq, payload });
-    this.#push({ at, key, seq });
+    const entries = this.#space(space);
+    const size = entries.size;
+    entries.set(key, { at, seq, payload });
+    this.#size += entries.size - size;
+    this.#push({ at, space, key, seq });
     // Deleted and replaced entries leave stale nodes behind; rebuild before they dominate.
-    if (this.#heap.length > 4 * this.#entries.size + 1024) this.#compact();
+    if (this.#heap.length > 4 * this.#size + 1024) this.#compact();
     if (at < this.#armedFor) this.#arm();
   }
 
-  delete(key: string): void {
-    this.#entries.delete(key);
+  delete(key: string, space = 0): void {
+    if (this.#spaces[space]?.delete(key) === true) this.#size--;
   }
 
   close(): void {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#entries.clear();
+    for (const entries of this.#spaces) entries.clear();
+    this.#size = 0;
     this.#heap.length = 0;
   }
 
   #compact(): void {
     this.#heap.length = 0;
-    for (const [key, e] of this.#entries) this.#push({ at: e.at, key, seq: e.seq });
+    for (const [space, entries] of this.#spaces.entries()) {
+      for (const [key, e] of entries) this.#push({ at: e.at, space, key, seq: e.seq });
+    }
     this.#arm();
   }
 
@@ -84,8 +110,10 @@ export class TimerQueue<T> {
     const now = this.#now();
     for (let top = this.#peekLive(); top !== undefined && top.at <= now; top = this.#peekLive()) {
       this.#pop();
-      const entry = this.#entries.get(top.key)!;
-      this.#entries.delete(top.key);
+      const entries = this.#spaces[top.space]!;
+      const entry = entries.get(top.key)!;
+      entries.delete(top.key);
+      this.#size--;
       this.#fire(top.key, entry.payload);
       if (this.#closed) return;
     }
@@ -96,7 +124,7 @@ export class TimerQueue<T> {
   #peekLive(): Node | undefined {
     while (this.#heap.length > 0) {
       const top = this.#heap[0]!;
-      if (this.#entries.get(top.key)?.seq === top.seq) return top;
+      if (this.#spaces[top.space]!.get(top.key)?.seq === top.seq) return top;
       this.#pop();
     }
     return undefined;

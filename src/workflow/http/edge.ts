@@ -93,10 +93,12 @@ export function installEdge(app: FastifyInstance, limits: ListenerLimits): void 
   app.addHook("preClose", async () => {
     stopping = true;
   });
-  app.addHook("onRequest", async () => {
+  // A callback hook, run for every request: an async one costs a promise and a microtask turn.
+  app.addHook("onRequest", (_request, _reply, done) => {
     if (stopping) {
       throw workflowError("shutting_down", "the server is stopping; retry against it later");
     }
+    done();
   });
 }
 

@@ -13,6 +13,8 @@ import type { TaskQueue } from "./task-queue.ts";
  * or detached (no session, no offer: its worker's stream ended and may come back).
  */
 export interface Holding {
+  /** The attempt's run (its key's first part, kept so the run index needs no slicing). */
+  readonly runId: string;
   readonly session: Session | undefined;
   readonly offer: TaskOffer | undefined;
   /** The queue it was offered in or re-attached from (possibly pruned since: compare names). */
@@ -42,24 +44,25 @@ export class Holdings {
   }
 
   set(key: string, holding: Holding): void {
-    if (!this.#all.has(key)) {
-      const run = runOfKey(key);
-      let keys = this.#byRun.get(run);
-      if (keys === undefined) {
-        keys = new Set();
-        this.#byRun.set(run, keys);
-      }
-      keys.add(key);
-    }
+    const prior = this.#all.get(key);
     this.#all.set(key, holding);
+    if (prior !== undefined) return;
+    const run = holding.runId;
+    let keys = this.#byRun.get(run);
+    if (keys === undefined) {
+      keys = new Set();
+      this.#byRun.set(run, keys);
+    }
+    keys.add(key);
   }
 
   delete(key: string): boolean {
-    if (!this.#all.delete(key)) return false;
-    const run = runOfKey(key);
-    const keys = this.#byRun.get(run);
+    const holding = this.#all.get(key);
+    if (holding === undefined) return false;
+    this.#all.delete(key);
+    const keys = this.#byRun.get(holding.runId);
     keys?.delete(key);
-    if (keys?.size === 0) this.#byRun.delete(run);
+    if (keys?.size === 0) this.#byRun.delete(holding.runId);
     return true;
   }
 
@@ -67,9 +70,4 @@ export class Holdings {
   ofRun(runId: string): Iterable<string> {
     return this.#byRun.get(runId) ?? [];
   }
-}
-
-/** `run_id/activity_id/attempt` → `run_id`. */
-function runOfKey(key: string): string {
-  return key.slice(0, key.indexOf("/"));
 }

@@ -124,7 +124,13 @@ export class Matcher {
       );
     }
     enqueue(queue, task);
-    this.#holding.set(key, { session: undefined, offer: task, queue, action: task.action });
+    this.#holding.set(key, {
+      runId: task.ref.run_id,
+      session: undefined,
+      offer: task,
+      queue,
+      action: task.action,
+    });
     return "queued";
   }
 
@@ -273,6 +279,7 @@ export class Matcher {
       }
       // Kept (without a session) so a reconnecting worker can re-attach it.
       const orphan: Holding = {
+        runId: holding.runId,
         session: undefined,
         offer: undefined,
         queue: holding.queue,
@@ -305,7 +312,13 @@ export class Matcher {
   #assign(session: Session, task: TaskOffer, queue: TaskQueue): void {
     const key = attemptKey(task.ref);
     session.assigned.set(key, task.ref);
-    this.#holding.set(key, { session, offer: task, queue, action: task.action });
+    this.#holding.set(key, {
+      runId: task.ref.run_id,
+      session,
+      offer: task,
+      queue,
+      action: task.action,
+    });
     session.sink.push({
       frame: "task",
       task: {

@@ -81,7 +81,13 @@ export function reattach(state: ReattachState, session: Session, queue: TaskQueu
       held = owner.action;
     }
     session.assigned.set(key, ref);
-    state.holding.set(key, { session, offer: prior?.offer, queue, action: held });
+    state.holding.set(key, {
+      runId: ref.run_id,
+      session,
+      offer: prior?.offer,
+      queue,
+      action: held,
+    });
     attached.push(ref);
   }
   return attached;

@@ -12,7 +12,7 @@
 import { lookup } from "node:dns/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import * as grpc from "@grpc/grpc-js";
-import { serverWorkerService } from "../../protocol/worker-stream/decode.ts";
+import { codecWorkerService } from "../../protocol/worker-stream/codec.ts";
 import { grpcTarget } from "../../protocol/worker-stream/index.ts";
 import { workflowError } from "../errors.ts";
 import { Matcher } from "../matching/matcher.ts";
@@ -71,7 +71,7 @@ export async function startWorkerEndpoint(
     "grpc.max_connection_idle_ms": options.idleConnectionMs ?? GRPC_IDLE_CONNECTION_MS,
     "grpc.max_concurrent_streams": GRPC_MAX_STREAMS_PER_CONNECTION,
   });
-  server.addService(serverWorkerService(), { Connect: workerStreamHandler(matcher, options) });
+  server.addService(codecWorkerService, { Connect: workerStreamHandler(matcher, options) });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const admit = connectionGate(options.maxConnections ?? GRPC_MAX_CONNECTIONS, (socket) =>
     injector.injectConnection(socket),

@@ -1,25 +1,22 @@
 /**
  * The gRPC side of a worker stream, kept thin: it times the hello, authenticates the stream
- * and admits its namespace (auth.ts), decodes every message at the edge
- * (protocol/worker-stream/decode.ts), and hands the matcher the hello, each later frame and
+ * and admits its namespace (auth.ts), takes every message as the codec decoded it at the edge
+ * (protocol/worker-stream/codec.ts: frames, or a refusal), and hands the matcher the hello, each later frame and
  * the stream's end. Frames going out are batched per event-loop turn (`FrameBatcher`) behind
  * the matcher's `SessionSink`. Every refusal ends the stream with its gRPC status and
  * `code: message` details.
  */
 
 import * as grpc from "@grpc/grpc-js";
-import { decode } from "../../common/decode/index.ts";
 import { silentLogger } from "../../common/log.ts";
 import { FrameBatcher } from "../../protocol/worker-stream/batcher.ts";
 import {
-  type DecodedHello,
-  INVALID_HELLO,
-  MAX_FRAMES_PER_BATCH,
-  UndecodableBatch,
-  workerBatchDecoder,
-} from "../../protocol/worker-stream/decode.ts";
+  BatchRefusal,
+  type CodecServerStream,
+  type ReceivedWorkerBatch,
+} from "../../protocol/worker-stream/codec.ts";
+import { type DecodedHello, MAX_FRAMES_PER_BATCH } from "../../protocol/worker-stream/decode.ts";
 import type { ServerFrame, WorkerFrame } from "../../protocol/worker-stream/frames.ts";
-import type { WorkerStream } from "../../protocol/worker-stream/grpc.ts";
 import { StreamRefusal, streamRefusal } from "../errors.ts";
 import type { Matcher, MatcherOptions, Session, SessionSink } from "../matching/matcher.ts";
 import { admitNamespace, authenticate, type NamespaceGate, type VerifyToken } from "./auth.ts";
@@ -38,7 +35,7 @@ export interface WorkerStreamOptions extends MatcherOptions {
 export function workerStreamHandler(
   matcher: Matcher,
   options: WorkerStreamOptions,
-): (stream: WorkerStream) => void {
+): (stream: CodecServerStream) => void {
   const log = options.logger ?? silentLogger();
   return (stream) => {
     let session: Session | undefined;
@@ -85,7 +82,7 @@ export function workerStreamHandler(
       for (const frame of queued) matcher.receive(session, frame);
     };
 
-    const receive = (message: unknown) => {
+    const receive = (message: ReceivedWorkerBatch) => {
       const frames = decodeBatch(message);
       if (session !== undefined) {
         for (const frame of frames) matcher.receive(session, frame);
@@ -121,7 +118,7 @@ export function workerStreamHandler(
       );
     };
 
-    stream.on("data", (message: unknown) => {
+    stream.on("data", (message: ReceivedWorkerBatch) => {
       if (ended) return;
       try {
         receive(message);
@@ -133,10 +130,10 @@ export function workerStreamHandler(
 }
 
 /** The stream behind a session: frames of one turn go out as one batch. */
-function sinkOf(stream: WorkerStream): SessionSink {
+function sinkOf(stream: CodecServerStream): SessionSink {
   let closed = false;
   const out = new FrameBatcher<ServerFrame>((frames) => {
-    if (!closed) stream.write({ frames });
+    if (!closed) stream.write(frames);
   });
   return {
     push: (frame) => out.push(frame),
@@ -155,16 +152,13 @@ function sinkOf(stream: WorkerStream): SessionSink {
   };
 }
 
-/** Decodes one worker message into frames, or throws the refusal that ends the stream. */
-function decodeBatch(message: unknown): WorkerFrame[] {
-  if (message instanceof UndecodableBatch) throw invalidFrame(message.reason);
-  const decoded = decode(workerBatchDecoder, message);
-  if (decoded.ok) return decoded.value.frames;
-  const error = decoded.error;
-  throw streamRefusal(
-    error.code === INVALID_HELLO ? "invalid_hello" : "invalid_frame",
-    error.message,
-  );
+/**
+ * One worker message's frames (the codec decoded and checked each), or the refusal that ends
+ * the stream.
+ */
+function decodeBatch(message: ReceivedWorkerBatch): WorkerFrame[] {
+  if (message instanceof BatchRefusal) throw streamRefusal(message.code, message.message);
+  return message;
 }
 
 function invalidFrame(reason: string): StreamRefusal {

@@ -42,6 +42,22 @@ describe("verified tokens", () => {
     assert.deepEqual(real.checked, [t]);
   });
 
+  test("`known` answers at once only for a verified token still within its exp", async () => {
+    let clock = Date.now();
+    const real = counted({ now: () => clock });
+    const verify = cachingVerifier(real.verify, { max: 8, now: () => clock });
+    const t = await token("hook", 3);
+    assert.equal(verify.known?.(t), undefined, "not verified yet");
+    const principal = await verify(t);
+    assert.equal(verify.known?.(t), principal);
+    const forged = `${t.slice(0, -4)}AAAA`;
+    await assert.rejects(verify(forged), unauthenticated);
+    assert.equal(verify.known?.(forged), undefined, "a refused token is never known");
+    clock += 4_000;
+    assert.equal(verify.known?.(t), undefined, "past its exp it must be verified again");
+    assert.deepEqual(real.checked, [t, forged]);
+  });
+
   test("a refused token is checked again every time (never kept)", async () => {
     const real = counted();
     const verify = cachingVerifier(real.verify, { max: 8 });

@@ -476,6 +476,63 @@ describe("decide", () => {
     );
   });
 
+  test("constant inputs are scheduled as evaluation would write them; outputs are read when used", async () => {
+    // Constants skip the evaluator (and the run's input is never parsed for them); a later
+    // expression still sees every earlier output, and the run's output is the last one.
+    const def = parseDefinition(
+      `name: consts
+task_queue: q
+steps:
+  - { id: a, call: { action: x, input: '{ "n" : 1.50, "s": [ ] }' } }
+  - { id: b, call: { action: x, input: "7" } }
+  - { id: c, call: { action: x, input: "{ 'sum': steps.a.v + steps.b.v }" } }
+  - { id: d, call: { action: x, input: "null" } }
+`,
+      "yaml",
+    );
+    const begun: HistoryEvent = { ...started, definition_version: def.version };
+    const step = (id: number, stepId: string, input: string): HistoryEvent => ({
+      type: "ActivityScheduled",
+      at: T0,
+      activity_id: id,
+      attempt: 1,
+      step_id: stepId,
+      action: "x",
+      task_queue: "q",
+      input_json: input,
+      dispatch_at: T0,
+      start_to_close_ms: (def.steps[0] as { startToCloseMs: number }).startToCloseMs,
+      heartbeat_ms: 0,
+    });
+    const first = await decide(def, replay([begun]), T0);
+    assert.deepEqual(
+      first.commands.map((c) => c.type === "ScheduleActivity" && c.inputJson),
+      ['{"n":1.5,"s":[]}'],
+    );
+    const history = [
+      begun,
+      step(1, "a", '{"n":1.5,"s":[]}'),
+      done(1, 1, '{"v":2}', T0),
+      step(2, "b", "7"),
+      done(2, 1, '{"v":40}', T0),
+    ];
+    const third = await decide(def, replay(history), T0);
+    assert.deepEqual(
+      third.commands.map((c) => c.type === "ScheduleActivity" && c.inputJson),
+      ['{"sum":42}'],
+    );
+    history.push(step(3, "c", '{"sum":42}'), done(3, 1, "1", T0));
+    const fourth = await decide(def, replay(history), T0);
+    assert.deepEqual(
+      fourth.commands.map((c) => c.type === "ScheduleActivity" && c.inputJson),
+      ["null"],
+    );
+    history.push(step(4, "d", "null"), done(4, 1, '{"last":[1,2]}', T0));
+    assert.deepEqual((await decide(def, replay(history), T0)).commands, [
+      { type: "CompleteRun", outputJson: '{"last":[1,2]}' },
+    ]);
+  });
+
   test("a definition other than the pinned version is refused", async () => {
     const other = parseDefinition(
       "name: other\ntask_queue: q\nsteps: [{id: a, call: {action: x}}]",
