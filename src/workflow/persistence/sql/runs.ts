@@ -56,6 +56,20 @@ const EVENT_RANGE =
   "SELECT seq, event FROM workflow_events WHERE run_id = ? AND seq >= coalesce(" +
   "(SELECT max(seq) FROM workflow_events WHERE run_id = ? AND seq <= ?), 0) ORDER BY seq LIMIT ?";
 
+/** The statements recovery loads with: the live runs, their events, the open outbox rows. */
+export function recoveryLoads(scoped: boolean): {
+  running: string;
+  events: string;
+  outbox: string;
+} {
+  const shard = scoped ? IN_SHARD : "";
+  return {
+    running: RUNNING + shard,
+    events: `${RUNNING_EVENTS}${shard}) ORDER BY run_id, seq`,
+    outbox: `${OPEN_OUTBOX}${shard} ORDER BY run_id, activity_id, attempt`,
+  };
+}
+
 interface LiveRunRow {
   run_id: string;
   workflow_id: string;
@@ -74,11 +88,8 @@ export class SqlRunStore implements RunStore {
   constructor(db: SqlDatabase, scope?: RunScope) {
     this.#db = db;
     this.#scope = scope;
-    const shard = scope === undefined ? "" : IN_SHARD;
     this.#loads = {
-      running: RUNNING + shard,
-      events: `${RUNNING_EVENTS}${shard}) ORDER BY run_id, seq`,
-      outbox: `${OPEN_OUTBOX}${shard} ORDER BY run_id, activity_id, attempt`,
+      ...recoveryLoads(scope !== undefined),
       params: scope === undefined ? [] : [scope.shard],
     };
   }

@@ -7,6 +7,7 @@ import { after, describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { listRunsSql } from "../../../../src/workflow/persistence/sql/run-rows.ts";
+import { recoveryLoads } from "../../../../src/workflow/persistence/sql/runs.ts";
 import { SQLITE } from "../../../../src/workflow/persistence/sqlite/dialect.ts";
 import {
   LATEST_SCHEMA_VERSION,
@@ -202,6 +203,29 @@ describe("SQLite workflow store: file, journal and migrations", () => {
     );
     await first.close();
     await SqliteWorkflowStore.open(file).close();
+  });
+
+  test("recovery's loads search the live runs' partial index, never a scan of every run (migration 13)", async () => {
+    const file = await fresh();
+    await SqliteWorkflowStore.open(file).close();
+    const db = new DatabaseSync(file);
+    const { running, events } = recoveryLoads(false);
+    const planOf = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+        .map((p) => p.detail)
+        .join("\n");
+    const runsPlan = planOf(running);
+    const eventsPlan = planOf(events);
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'workflow_runs'")
+      .all() as { name: string }[];
+    db.close();
+    assert.match(runsPlan, /SEARCH r USING INDEX workflow_runs_live \(status=\?\)/);
+    assert.doesNotMatch(runsPlan, /SCAN/);
+    assert.match(eventsPlan, /SEARCH r USING INDEX workflow_runs_live \(status=\?\)/);
+    assert.match(eventsPlan, /SEARCH workflow_events USING INDEX workflow_events_by_run/);
+    // The index no query used is gone: a start and an end write no entry of it.
+    assert.ok(!indexes.some((i) => i.name === "workflow_runs_running"));
   });
 
   for (const order of ["oldest", "newest"] as const) {
