@@ -34,6 +34,26 @@ export function runJson(run: RunRecord) {
   };
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * `runJson(run)` as JSON text, written directly: the same fields in the same order as the
+ * reply serializer writes them, with the stored output spliced in as it is stored (the
+ * engine writes it with `JSON.stringify`, so parsing it losslessly and writing it back gives
+ * the same text). A long-poll describe answers once per run, and this skips the output's
+ * parse and the serializer's replacer over every value (about 1 µs a describe).
+ */
+export function runText(run: RunRecord): string {
+  return (
+    `{"namespace":${JSON.stringify(run.namespace)},"workflow_id":${JSON.stringify(run.workflowId)},` +
+    `"run_id":${JSON.stringify(run.runId)},"definition_version":${JSON.stringify(run.definitionVersion)},` +
+    `"definition_name":${JSON.stringify(run.definitionName)},"status":"${run.status}",` +
+    `"started_at":"${iso(run.startedAt)}","updated_at":"${iso(run.updatedAt)}",` +
+    `"ended_at":${run.endedAt === null ? "null" : `"${iso(run.endedAt)}"`},` +
+    `"output":${run.outputJson ?? "null"},"failure":${JSON.stringify(run.failure)}}`
+  );
+}
+
 /** An event as stored, with each `*_json` text field written as the JSON value it holds. */
 export function eventJson(event: HistoryEvent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
