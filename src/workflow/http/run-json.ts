@@ -5,6 +5,7 @@
  */
 
 import { parseJson } from "../../common/decode/index.ts";
+import { isoTime } from "../../common/iso-time.ts";
 import type { HistoryEvent } from "../engine/history.ts";
 import type { WorkerSession } from "../matching/matcher.ts";
 import type { RunRecord } from "../persistence/workflows.ts";
@@ -26,15 +27,13 @@ export function runJson(run: RunRecord) {
     definition_version: run.definitionVersion,
     definition_name: run.definitionName,
     status: run.status,
-    started_at: new Date(run.startedAt).toISOString(),
-    updated_at: new Date(run.updatedAt).toISOString(),
-    ended_at: run.endedAt === null ? null : new Date(run.endedAt).toISOString(),
+    started_at: isoTime(run.startedAt),
+    updated_at: isoTime(run.updatedAt),
+    ended_at: run.endedAt === null ? null : isoTime(run.endedAt),
     output: run.outputJson === null ? null : rawJSON(run.outputJson),
     failure: run.failure,
   };
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * `runJson(run)` as JSON text, written directly: the same fields in the same order as the
@@ -48,8 +47,8 @@ export function runText(run: RunRecord): string {
     `{"namespace":${JSON.stringify(run.namespace)},"workflow_id":${JSON.stringify(run.workflowId)},` +
     `"run_id":${JSON.stringify(run.runId)},"definition_version":${JSON.stringify(run.definitionVersion)},` +
     `"definition_name":${JSON.stringify(run.definitionName)},"status":"${run.status}",` +
-    `"started_at":"${iso(run.startedAt)}","updated_at":"${iso(run.updatedAt)}",` +
-    `"ended_at":${run.endedAt === null ? "null" : `"${iso(run.endedAt)}"`},` +
+    `"started_at":"${isoTime(run.startedAt)}","updated_at":"${isoTime(run.updatedAt)}",` +
+    `"ended_at":${run.endedAt === null ? "null" : `"${isoTime(run.endedAt)}"`},` +
     `"output":${run.outputJson ?? "null"},"failure":${JSON.stringify(run.failure)}}`
   );
 }
@@ -106,14 +105,14 @@ export function pendingJson(
       task_queue: p.taskQueue,
       attempt: p.attempt,
       state,
-      scheduled_at: new Date(p.scheduledAt).toISOString(),
-      next_retry_at: p.dispatchAt > now ? new Date(p.dispatchAt).toISOString() : null,
+      scheduled_at: isoTime(p.scheduledAt),
+      next_retry_at: p.dispatchAt > now ? isoTime(p.dispatchAt) : null,
       last_failure:
         p.lastFailure === undefined
           ? null
           : {
               attempt: p.lastFailure.attempt,
-              at: new Date(p.lastFailure.at).toISOString(),
+              at: isoTime(p.lastFailure.at),
               code: p.lastFailure.code,
               message: p.lastFailure.message,
             },
