@@ -244,7 +244,7 @@ async function latencies(ids: readonly string[]): Promise<number[]> {
 /** The measured closed loop's window (µs, monotonic clock), for the profile. */
 let loopWindow = { from: 0, to: 0 };
 /** The server's threads' CPU over that window (profile mode only). */
-let loopThreads: ThreadCpu = { main: 0, sqlite: 0, sqliteKernel: 0, v8: 0, rest: 0 };
+let loopThreads: ThreadCpu = { main: 0, sqlite: 0, sqliteKernel: 0, v8: 0, rest: 0, profiler: 0 };
 const now = () => Number(process.hrtime.bigint() / 1000n);
 
 const cases: BenchCase[] = [
@@ -267,6 +267,7 @@ const cases: BenchCase[] = [
         sqliteKernel: threadsAfter.sqliteKernel - threadsBefore.sqliteKernel,
         v8: threadsAfter.v8 - threadsBefore.v8,
         rest: threadsAfter.rest - threadsBefore.rest,
+        profiler: threadsAfter.profiler - threadsBefore.profiler,
       };
       const lat = await latencies(ids.slice(-100));
       return {
@@ -353,6 +354,8 @@ if (PROFILE !== undefined) {
   worker.kill();
   // A graceful stop: the server writes its profiles as it exits.
   await server.stop();
+  // The window beside the profiles, so a closer look at them can take the same samples.
+  await writeFile(join(PROFILE, "window.json"), JSON.stringify(loopWindow));
   const { main, threads } = summarizeProfile(PROFILE, loopWindow.from, loopWindow.to, loopThreads);
   const steps = W * M;
   const us = (micros: number) => Number((micros / steps).toFixed(1));
@@ -377,7 +380,8 @@ if (PROFILE !== undefined) {
   });
   process.stdout.write(
     `SQLite thread: ${us(loopThreads.sqlite * 1e6)} µs per step, of which in the kernel ` +
-      `${us(loopThreads.sqliteKernel * 1e6)}\n`,
+      `${us(loopThreads.sqliteKernel * 1e6)}; the profiler's own threads (not counted): ` +
+      `${us(loopThreads.profiler * 1e6)}\n`,
   );
   process.stdout.write(
     `${formatTable(`where a closed-loop step's server CPU goes (µs per step; profile in ${PROFILE})`, rows)}\n`,

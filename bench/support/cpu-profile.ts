@@ -11,7 +11,16 @@
  * spends much of its time in the commit's fsync). Their CPU time is taken from
  * /proc/PID/task instead: the SQLite thread's (`WorkerThread`) counts as SQLite, V8's
  * helper threads (`V8Worker`: concurrent marking and sweeping, background compiles) as GC,
- * the rest (libuv's pool, the signal thread) as other.
+ * the rest (libuv's pool, the signal thread) as other. The profiler's own sampling threads
+ * (`v8:ProfEvntProc`, one per profiled thread) are the measurement's cost, not the server's:
+ * they are counted apart (`profiler`) and left out of the table. Without `--cpu-prof` the
+ * server has no such thread and its "rest" threads use no CPU in the closed loop.
+ *
+ * On the main thread "(program)" is native work with no JavaScript on the stack, placed as
+ * other: `perf record` of the main thread during the closed loop shows it is mostly the
+ * sockets' native halves run by the event loop (the HTTP parser run on a socket's read
+ * before any JavaScript, HTTP/2's writes of the worker stream from native immediates, reads,
+ * a MessagePort's structured-clone receive).
  *
  * `bench:workflows-server -- --profile` prints the result as µs per step; docs/engine.md
  * keeps the table ("Where a step's CPU goes").
@@ -84,10 +93,12 @@ export interface ThreadCpu {
   readonly sqliteKernel: number;
   readonly v8: number;
   readonly rest: number;
+  /** The CPU profiler's own threads (not the server's work). */
+  readonly profiler: number;
 }
 
 export function threadCpu(pid: number): ThreadCpu {
-  const out = { main: 0, sqlite: 0, sqliteKernel: 0, v8: 0, rest: 0 };
+  const out = { main: 0, sqlite: 0, sqliteKernel: 0, v8: 0, rest: 0, profiler: 0 };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let seconds: number;
     let kernel: number;
@@ -107,6 +118,7 @@ export function threadCpu(pid: number): ThreadCpu {
       out.sqlite += seconds;
       out.sqliteKernel += kernel;
     } else if (comm === "V8Worker") out.v8 += seconds;
+    else if (comm === "v8:ProfEvntProc") out.profiler += seconds;
     else out.rest += seconds;
   }
   return out;

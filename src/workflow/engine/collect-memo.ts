@@ -1,5 +1,5 @@
 /**
- * What `decide` remembers about a run's collects between calls, so a collect of n items
+ * What `decide` remembers about a run's collects (and its finished steps: DonePrefix) between calls, so a collect of n items
  * costs O(members that changed) per decision instead of O(n): without it, every result of a
  * 10,000-item collect re-walked all 10,000 members (quadratic: 50,000 members took a
  * minute). For each collect instance the memo keeps its items (evaluated once), the values
@@ -31,8 +31,24 @@ export interface CollectMemo {
 /** A member position in a step instance key: `c[3]/` of `c[3]/d`. */
 const MEMBER = /\[(\d+)\]\//g;
 
+/**
+ * The run's top-level steps finished so far, from the first: a decision resumes after them
+ * instead of visiting each again (O(1) per step of a sequence, not O(steps before it)). A
+ * finished step stays finished whatever history adds (a completed activity, a fired timer,
+ * an ended child, a taken signal: later signals come later in the list), so the prefix only
+ * grows. Waits among them took `consumed` (history positions), which later waits must skip.
+ */
+export interface DonePrefix {
+  /** Their ids and outcomes, in step order, as decide.ts keeps outcomes. */
+  readonly outcomes: [id: string, outcome: unknown][];
+  /** Signals the waits among them took. */
+  consumed: readonly number[];
+}
+
 export class CollectMemos {
   readonly #byKey = new Map<string, CollectMemo>();
+  /** Derived like the collects' memos: a restart starts empty and walks from the first step. */
+  readonly prefix: DonePrefix = { outcomes: [], consumed: [] };
 
   get(key: string): CollectMemo | undefined {
     return this.#byKey.get(key);

@@ -36,7 +36,7 @@ import type {
   WorkflowDefinition,
 } from "../definitions/types.ts";
 import { engineFault } from "../errors.ts";
-import { type CollectMemo, type CollectMemos, hasWait } from "./collect-memo.ts";
+import { type CollectMemo, type CollectMemos, type DonePrefix, hasWait } from "./collect-memo.ts";
 import { type Command, failRun } from "./commands.ts";
 import { retryOrFail, schedule } from "./retry.ts";
 import { inFlight, type RunState } from "./state.ts";
@@ -82,6 +82,10 @@ interface Walk {
   readonly outputs: Record<string, unknown>;
   /** Top-level steps finished and not yet put in `outputs`. */
   readonly unread: [id: string, outcome: Done][];
+  /** The steps known finished before this walk (skipped; read into `outputs` on demand). */
+  readonly prefix: DonePrefix | undefined;
+  /** How many of them this walk skipped. */
+  readonly skipped: number;
   /** The top-level scope, made when an expression first needs it. */
   top: Scope | undefined;
 }
@@ -91,6 +95,12 @@ interface Walk {
  * the outputs of the steps before it.
  */
 function topScope(walk: Walk): Scope {
+  if (walk.top === undefined) {
+    for (let i = 0; i < walk.skipped; i++) {
+      const [id, outcome] = walk.prefix!.outcomes[i]!;
+      walk.outputs[id] = outputOf(outcome as Done);
+    }
+  }
   for (const [id, outcome] of walk.unread) walk.outputs[id] = outputOf(outcome);
   walk.unread.length = 0;
   walk.top ??= { input: JSON.parse(walk.state.started!.input_json), steps: walk.outputs };
@@ -152,19 +162,24 @@ export function decideNow(
   // A Paused run dispatches nothing new; what was in flight finishes and is recorded.
   if (state.status === "Paused") return { commands };
 
+  const prefix = memos?.prefix;
+  const skipped = prefix?.outcomes.length ?? 0;
   const walk: Walk = {
     state,
     now,
     commands,
     nextActivityId: state.activities.size + 1,
-    consumed: new Set(),
+    consumed: new Set(prefix?.consumed),
     fail: undefined,
     memos,
     outputs: {},
     unread: [],
+    prefix,
+    skipped,
     top: undefined,
   };
-  return walkSteps(walk, definition, 0, undefined);
+  const last = skipped === 0 ? undefined : (prefix!.outcomes[skipped - 1]![1] as Done);
+  return walkSteps(walk, definition, skipped, last);
 }
 
 /**
@@ -199,6 +214,12 @@ function stepEnded(walk: Walk, step: Step, outcome: Outcome): Decision | undefin
   if (walk.fail !== undefined) return failed(walk);
   if (!outcome.done) return { commands: walk.commands };
   walk.unread.push([step.id, outcome]);
+  // Every step before this one is done too (the walk stops at the first that is not).
+  const prefix = walk.prefix;
+  if (prefix !== undefined) {
+    prefix.outcomes.push([step.id, outcome]);
+    if (walk.consumed.size !== prefix.consumed.length) prefix.consumed = [...walk.consumed];
+  }
   return undefined;
 }
 

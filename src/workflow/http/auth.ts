@@ -39,14 +39,22 @@ export function installAuth(app: FastifyInstance, verify: TokenVerifier): void {
     if (header === undefined) {
       throw workflowError("unauthenticated", "missing authorization: Bearer <token>");
     }
-    const token = bearerToken(header);
-    if (token === undefined) {
-      throw workflowError("unauthenticated", "authorization must be Bearer <token>");
-    }
     const admit = (principal: Principal) => {
       request.principal = principal;
       if (config?.nodeToNode === true) requireNode(principal);
     };
+    // A client's usual header, `Bearer <a token that verified before>`, is found in the
+    // cache without the bearer rule's regular expression (about 0.5 µs over a JWT): every
+    // cached token passed that rule, so only what the cache does not hold is checked.
+    const cached = header.startsWith("Bearer ") ? verify.known?.(header.slice(7)) : undefined;
+    if (cached !== undefined) {
+      admit(cached);
+      return done();
+    }
+    const token = bearerToken(header);
+    if (token === undefined) {
+      throw workflowError("unauthenticated", "authorization must be Bearer <token>");
+    }
     const known = verify.known?.(token);
     if (known !== undefined) {
       admit(known);

@@ -10,7 +10,7 @@
  * JavaScript JSON writer on large listings.
  */
 
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import {
   isDecodeError,
   isLosslessNumber,
@@ -47,4 +47,21 @@ export function exactNumbers(_key: string, value: unknown): unknown {
   if (typeof value === "bigint") return rawJSON(value.toString());
   if (isLosslessNumber(value)) return rawJSON(value.value);
   return value;
+}
+
+/** The content type every JSON answer carries (Fastify's own for a serialized reply). */
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/**
+ * An answer already written as JSON text (a hot route's own writer): sent as it is, with
+ * the content type the reply serializer's answers carry. Return it from the handler.
+ */
+export function jsonText(reply: FastifyReply, text: string): string {
+  reply.header("content-type", JSON_TYPE);
+  return text;
+}
+
+/** A list as JSON text, as the reply serializer writes it; the empty list without a call. */
+export function listText(items: readonly unknown[]): string {
+  return items.length === 0 ? "[]" : JSON.stringify(items, exactNumbers);
 }

@@ -36,9 +36,9 @@ import { PENDING_LISTED_MAX } from "../runs/pending.ts";
 import type { RunService } from "../runs/service.ts";
 import { type RunTranscripts, runWorkspaces } from "../runs/workspaces.ts";
 import { forbidden, principalOf } from "./auth.ts";
-import { exactNumbers } from "./json.ts";
+import { exactNumbers, jsonText, listText } from "./json.ts";
 import { encodeRunCursor, listOrder, runCursor, runOrder } from "./run-cursor.ts";
-import { controlJson, eventJson, pendingJson, runJson } from "./run-json.ts";
+import { controlJson, eventJson, pendingJson, runJson, runText } from "./run-json.ts";
 import type { TaskQueueReader } from "./task-queues.ts";
 
 /** Bounds of one `list` page. */
@@ -204,7 +204,7 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
   app.post(
     "/workflows/start",
     { config: { api: { summary: "Start a run (idempotent on workflow_id)", body: startBody } } },
-    async (request) => {
+    async (request, reply) => {
       const body = startBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       // An unknown definition is refused before the namespace is used: a failed start never
@@ -238,13 +238,12 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
         workflowId: body.workflow_id,
         deadlineMs: body.deadline_ms,
       });
-      return {
-        namespace,
-        workflow_id: started.workflowId,
-        run_id: started.runId,
-        definition_version: definition.version,
-        created: started.created,
-      };
+      return jsonText(
+        reply,
+        `{"namespace":${JSON.stringify(namespace)},"workflow_id":"${started.workflowId}",` +
+          `"run_id":"${started.runId}","definition_version":${JSON.stringify(definition.version)},` +
+          `"created":${started.created}}`,
+      );
     },
   );
 
@@ -259,7 +258,7 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = describeBody.run(request.body, undefined);
       const namespace = grantedNamespace(roles, request, body.namespace);
       const transcripts = roles.transcripts;
@@ -275,15 +274,16 @@ export function workflowRoutes(app: FastifyInstance, roles: WorkflowRoles): void
       // One read of the history serves both: the pending activities and the workspaces.
       const events = transcribed.length === 0 ? undefined : await roles.runs.events(run);
       const pending = await roles.runs.pending(run, events);
-      return {
-        run: runJson(run),
-        pending_activities: pendingJson(run, pending.slice(0, PENDING_LISTED_MAX), roles.queues),
-        pending_total: pending.length,
-        workspaces:
-          events === undefined
-            ? []
-            : await runWorkspaces(run.runId, events, transcripts!.read, transcribed),
-      };
+      const workspaces =
+        events === undefined
+          ? []
+          : await runWorkspaces(run.runId, events, transcripts!.read, transcribed);
+      // Written as text (runText): the same answer as the reply serializer would write.
+      return jsonText(
+        reply,
+        `{"run":${runText(run)},"pending_activities":${listText(pendingJson(run, pending.slice(0, PENDING_LISTED_MAX), roles.queues))},` +
+          `"pending_total":${pending.length},"workspaces":${listText(workspaces)}}`,
+      );
     },
   );
 

@@ -56,12 +56,22 @@ export interface ControlDone {
 /** What the run service asks of the engine: a single engine, or a cluster node's shards. */
 export type RunEngine = Pick<Engine, "start" | "state" | "cancel" | "pause" | "resume" | "signal">;
 
+/** How many started runs RunService remembers for describe's wait (a bound, not a need). */
+export const LIVE_STARTS = 4096;
+
 export class RunService {
   readonly #engine: RunEngine;
   readonly #runs: RunStore;
   /** Starts not yet durable, by namespace and workflow id. */
   readonly #starting = new Map<string, Promise<Started>>();
   readonly #ends: RunEnds;
+  /**
+   * The run ids of the latest runs started here, by namespace and workflow id (at most
+   * LIVE_STARTS, the oldest leaving first): a describe that waits for one of them, while the
+   * engine still holds it, waits before reading the store rather than after as well. An
+   * entry may outlive its run: it is used only while the engine holds that run.
+   */
+  readonly #started = new Map<string, string>();
 
   /** `ends` must be told of every run end (the engine's `onRunEnded`). */
   constructor(engine: RunEngine, runs: RunStore, ends: RunEnds = new RunEnds(0)) {
@@ -102,7 +112,11 @@ export class RunService {
       .then(() => ({ workflowId, runId, created: true }));
     this.#starting.set(key, started);
     try {
-      return await started;
+      const done = await started;
+      if (this.#started.size >= LIVE_STARTS)
+        this.#started.delete(this.#started.keys().next().value!);
+      this.#started.set(key, runId);
+      return done;
     } finally {
       this.#starting.delete(key);
     }
@@ -132,6 +146,21 @@ export class RunService {
     waitMs: number,
     alongside: (runId: string) => Promise<T>,
   ): Promise<[RunRecord, T]> {
+    // A run started here and still held by the engine is live: the read before the wait
+    // would only say so (a client's describe right after its start is the usual case).
+    const live = waitMs === 0 ? undefined : this.#started.get(`${namespace}\0${workflowId}`);
+    if (
+      live !== undefined &&
+      (runId === undefined || runId === live) &&
+      this.#engine.state(live) !== undefined
+    ) {
+      await this.#ends.wait(live, waitMs);
+      const [last, read] = await Promise.all([
+        this.#record(namespace, workflowId, runId),
+        alongside(live),
+      ]);
+      return last.runId === live ? [last, read] : [last, await alongside(last.runId)];
+    }
     const run = await this.#record(namespace, workflowId, runId);
     if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) {
       return [run, await alongside(run.runId)];

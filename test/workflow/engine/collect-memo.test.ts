@@ -87,6 +87,30 @@ steps:
             - { id: w, wait: { signal: go, timeout_ms: 30, on_timeout: continue } }
             - { id: c, call: { action: act, input: "{ 'n': item }" } }
 `),
+  // Top-level steps in sequence: a decision resumes after the finished ones (DonePrefix),
+  // whose outputs later expressions read and whose waits took signals later waits must skip.
+  sequence: def(`
+name: sequence
+task_queue: q
+retry: { max_attempts: 3, initial_backoff_ms: 5 }
+steps:
+  - { id: a, call: { action: act, input: "{}" } }
+  - { id: w1, wait: { signal: go, timeout_ms: 30, on_timeout: continue } }
+  - { id: b, call: { action: act, input: "{ 'prev': steps.a, 'w': steps.w1 }" } }
+  - { id: nap, sleep: { duration_ms: 10 } }
+  - id: both
+    parallel:
+      branches:
+        - { id: w2, wait: { signal: go, timeout_ms: 40, on_timeout: continue } }
+        - { id: c, call: { action: act, input: "{}" } }
+  - id: each
+    collect:
+      items: input.xs
+      step: { id: one, call: { action: act, input: "{ 'n': item }" } }
+  - { id: w3, wait: { signal: go, timeout_ms: 30, on_timeout: continue } }
+  - { id: d, call: { action: act, input: "{ 'all': [steps.a, steps.b, steps.both, steps.w3] }" } }
+output: "{ 'a': steps.a, 'd': steps.d, 'w1': steps.w1, 'n': $count(steps.each) }"
+`),
 };
 
 /** A small seeded generator (mulberry32), so a failure can be replayed. */
@@ -261,5 +285,31 @@ describe("collect memo: what it saves", () => {
     const sim = started(definition, { xs: [1, 2] });
     await step(sim, T0, "first walk");
     assert.equal(sim.memos.get("each"), undefined);
+  });
+
+  test("a decision resumes after the top-level steps already finished", async () => {
+    const sim = started(DEFINITIONS.sequence!, { xs: [1] });
+    await step(sim, T0, "schedule a");
+    assert.equal(sim.memos.prefix.outcomes.length, 0);
+    record(sim, {
+      type: "ActivityCompleted",
+      at: T0 + 1,
+      activity_id: 1,
+      attempt: 1,
+      output_json: "1",
+    });
+    record(sim, { type: "SignalReceived", at: T0 + 1, signal: "go", payload_json: "2" });
+    const next = await step(sim, T0 + 1, "schedule b");
+    assert.deepEqual(
+      next.map((c) => c.type),
+      ["ScheduleActivity"],
+    );
+    // a and w1 are done for good (w1 took the signal at history position 3): the next
+    // decision starts at b, and a later wait may not take that signal again.
+    assert.deepEqual(
+      sim.memos.prefix.outcomes.map(([id]) => id),
+      ["a", "w1"],
+    );
+    assert.deepEqual(sim.memos.prefix.consumed, [3]);
   });
 });
