@@ -51,8 +51,8 @@ export async function tick(core: EngineCore): Promise<void> {
   if (core.ticking || core.stopped) return;
   core.ticking = true;
   const now = core.now();
-  const runs = [...core.dirty];
-  core.dirty.clear();
+  const runs = core.dirty;
+  core.dirty = new Set();
   const pending: PendingCommit = core.pending ?? nextPending(core);
   core.pending = pending;
   const effects: { run: Run; commands: Command[] }[] = [];
