@@ -4,7 +4,14 @@
  * store written by a newer format is refused rather than misread.
  */
 
-export const STORE_FORMAT = 1;
+/**
+ * 2: leaf items may be raw bytes (MessagePack bin), which a build of format 1 would misread.
+ * A format-1 store is raised to 2 when this build opens it (its nodes read as they are), so
+ * an older build refuses it from then on (`store_format`) instead of misreading it.
+ */
+export const STORE_FORMAT = 2;
+/** Formats this build opens: the earlier one is raised to STORE_FORMAT at open. */
+export const STORE_FORMATS_READ: readonly number[] = [1, 2];
 
 /** Store-wide settings fixed at creation, and the version counter. */
 export interface MetaRecord {

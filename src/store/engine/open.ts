@@ -7,7 +7,12 @@
 
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type MetaRecord, STORE_FORMAT, VERSION_KEY } from "../codec/records.ts";
+import {
+  type MetaRecord,
+  STORE_FORMAT,
+  STORE_FORMATS_READ,
+  VERSION_KEY,
+} from "../codec/records.ts";
 import { storeError } from "../errors.ts";
 import { StoreDatabase } from "../lmdb/database.ts";
 import { StoreContext } from "./context.ts";
@@ -57,13 +62,17 @@ export function openStore(options: StoreEngineOptions): Store {
     void db.close();
     throw storeError("store_missing", `${options.dataDir} holds no store; create it first`);
   }
-  if (meta.format !== STORE_FORMAT) {
+  if (!STORE_FORMATS_READ.includes(meta.format)) {
     void db.close();
     throw storeError(
       "store_format",
-      `store format ${meta.format}; this build reads ${STORE_FORMAT}`,
+      `store format ${meta.format}; this build reads ${STORE_FORMATS_READ.join(" and ")}`,
     );
   }
+  // Raised before anything is written: this build may write what an older one misreads.
+  const current: MetaRecord =
+    meta.format === STORE_FORMAT ? meta : { ...meta, format: STORE_FORMAT };
+  if (current !== meta) db.commit(() => db.meta.putSync(META_KEY, current));
   const next = db.counters.get(VERSION_KEY) ?? 1;
-  return new Store(new StoreContext(db, resolveSettings(options), meta, next));
+  return new Store(new StoreContext(db, resolveSettings(options), current, next));
 }

@@ -44,6 +44,21 @@ describe("createStore and openStore", () => {
     assert.throws(() => openStore(engineOptions(dir)), code("store_missing"));
   });
 
+  test("open raises a format-1 store (before raw-byte items) to the current format", async () => {
+    const dir = join(parent, "format-1");
+    await createStore(dir, create);
+    let db = new StoreDatabase(dir);
+    const meta = db.meta.get("store")!;
+    db.commit(() => db.meta.putSync("store", { ...meta, format: 1 }));
+    await db.close();
+    const store = openStore(engineOptions(dir));
+    assert.equal(store.ctx.meta.format, STORE_FORMAT);
+    await store.close();
+    db = new StoreDatabase(dir);
+    assert.equal(db.meta.get("store")!.format, STORE_FORMAT);
+    await db.close();
+  });
+
   test("open refuses a newer format: store_format", async () => {
     const dir = join(parent, "future");
     await createStore(dir, create);
