@@ -10,7 +10,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import type { MatcherEvents } from "../src/workflow/engine/dispatcher.ts";
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { type Figures, knob, percentile, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
+import { processCpuSeconds } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/workflow/matching", "src/workflow/rpc", "src/worker", "src/protocol"];
@@ -90,17 +90,11 @@ function closedLoop(
   });
 }
 
-function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in ticks.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 function cpu(): Figures {
   const own = process.cpuUsage();
   const figures: Figures = { server_cpu_s: (own.user + own.system) / 1e6 };
   workers.forEach((w, i) => {
-    figures[`worker${i}_cpu_s`] = cpuSecondsOf(w.pid!);
+    figures[`worker${i}_cpu_s`] = processCpuSeconds(w.pid!);
   });
   return figures;
 }

@@ -15,7 +15,7 @@
  * which side bounds the rate.
  */
 
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +25,7 @@ import { createStore, ENGINE_DEFAULTS, openStore } from "../src/store/engine/ind
 import { QueryService } from "../src/store/query/service.ts";
 import { startStoreServer } from "../src/store/transport/server.ts";
 import { type BenchCase, knob, runBench } from "./harness.ts";
+import { processCpuSeconds } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/store/query", "bin/skein-query-worker"];
@@ -83,17 +84,13 @@ type Page = { rows: unknown[]; next: string | null; scanned?: number };
 
 /** CPU seconds (user + system) the query workers have used, or NaN off Linux. */
 function workersCpuSeconds(): number {
-  let ticks = 0;
+  let seconds = 0;
   try {
-    for (const pid of queries.workerPids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
+    for (const pid of queries.workerPids) seconds += processCpuSeconds(pid);
   } catch {
     return Number.NaN;
   }
-  return ticks / 100;
+  return seconds;
 }
 
 /** Pages through the collection with `call`; records per second and rows seen. */

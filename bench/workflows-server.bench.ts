@@ -40,7 +40,7 @@
 
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,6 +64,7 @@ import {
   runBench,
 } from "./harness.ts";
 import { CATEGORIES, summarizeProfile, type ThreadCpu, threadCpu } from "./support/cpu-profile.ts";
+import { processCpuSeconds } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/workflow", "src/worker", "src/protocol", "bin/skein.ts"];
@@ -203,16 +204,11 @@ async function closedLoop(total: number, concurrency: number): Promise<string[]>
   return ids;
 }
 
-function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 function cpu(): Record<string, number> {
   const own = process.cpuUsage();
   return {
-    server_cpu_s: cpuSecondsOf(server.child.pid!),
-    worker_cpu_s: cpuSecondsOf(worker.pid!),
+    server_cpu_s: processCpuSeconds(server.child.pid!),
+    worker_cpu_s: processCpuSeconds(worker.pid!),
     client_cpu_s: (own.user + own.system) / 1e6,
   };
 }

@@ -24,7 +24,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,6 +36,7 @@ import { ThreadedSqliteStore } from "../src/workflow/persistence/sqlite/threaded
 import { startWorkerEndpoint } from "../src/workflow/rpc/server.ts";
 import { type Figures, knob, percentile, runBench } from "./harness.ts";
 import { spawnNoopWorkers } from "./support/noop-workers.ts";
+import { processCpuSeconds } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = [
@@ -144,16 +144,11 @@ function closedLoop(total: number, concurrency: number): Promise<number> {
   });
 }
 
-function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 function cpu(): Record<string, number> {
   const own = process.cpuUsage();
   const figures: Record<string, number> = { engine_cpu_s: (own.user + own.system) / 1e6 };
   workers.forEach((w, i) => {
-    figures[`worker${i}_cpu_s`] = cpuSecondsOf(w.pid!);
+    figures[`worker${i}_cpu_s`] = processCpuSeconds(w.pid!);
   });
   return figures;
 }

@@ -18,11 +18,12 @@
  * BENCH_WARMUP (500); BENCH_RESTATE_PARTITIONS (2); C is 64.
  */
 
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatTable, knob } from "../harness.ts";
+import { processCpuSeconds } from "./process-cpu.ts";
 
 const DIR = process.env.SKEIN_BENCH_RESTATE_DIR;
 if (DIR === undefined || DIR === "") {
@@ -39,8 +40,6 @@ const PARTITIONS = knob("BENCH_RESTATE_PARTITIONS", 2, 2);
 const C = 64;
 const INGRESS = "http://127.0.0.1:8080";
 const ADMIN = "http://127.0.0.1:9070";
-/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
-const TICKS = 100;
 
 const ENDPOINT = `import * as restate from "@restatedev/restate-sdk";
 const bench = restate.service({
@@ -54,12 +53,6 @@ const bench = restate.service({
 });
 restate.serve({ services: [bench], port: 9080 });
 `;
-
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuSeconds(child: ChildProcess): number {
-  const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
 
 async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -132,7 +125,10 @@ try {
   await until("first invocation", () => invoke(1).then(() => true));
   await closedLoop(WARMUP);
   const load = loadavg().map((l) => l.toFixed(2));
-  const before = { server: cpuSeconds(server), endpoint: cpuSeconds(endpoint) };
+  const before = {
+    server: processCpuSeconds(server.pid!),
+    endpoint: processCpuSeconds(endpoint.pid!),
+  };
   const client = process.cpuUsage();
   const start = performance.now();
   await closedLoop(W);
@@ -146,8 +142,8 @@ try {
         case: `closed loop: W = ${W}, M = ${M}, C = ${C}`,
         figures: {
           steps_per_s: Math.round(steps / seconds),
-          server_us_per_step: perStep(cpuSeconds(server) - before.server),
-          endpoint_us_per_step: perStep(cpuSeconds(endpoint) - before.endpoint),
+          server_us_per_step: perStep(processCpuSeconds(server.pid!) - before.server),
+          endpoint_us_per_step: perStep(processCpuSeconds(endpoint.pid!) - before.endpoint),
           client_us_per_step: perStep((used.user + used.system) / 1e6),
         },
       },
