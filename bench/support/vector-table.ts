@@ -23,23 +23,15 @@ const DIMS = 384;
 const ROUNDS = 7;
 const C = "notes~embed";
 
-const { createStore, ENGINE_DEFAULTS, openStore } = await import(
-  `${root}/src/store/engine/index.ts`
-);
+const { filledStore } = await import(`${root}/bench/support/filled-store.ts`);
 const { encodeVectors } = await import(`${root}/src/store/embed/companions.ts`);
 const { diffTable, readTable } = await import(`${root}/src/store/search/table-reader.ts`);
 const { readDiff } = await import(`${root}/src/store/search/diff.ts`);
 const { walk } = await import(`${root}/src/store/tree/cursor.ts`);
 
 const parent = mkdtempSync(join(tmpdir(), "skein-vector-table-"));
-const dir = join(parent, "data");
-await createStore(dir, { shards: 4, cacheBytesTotal: 256 << 20, executorThreads: 1 });
-const store = openStore({
-  dataDir: dir,
-  branchCacheBytesPerShard: 64 << 20,
-  maxPage: 1024,
-  ...ENGINE_DEFAULTS,
-});
+// The benches' store (its `notes` left empty); the vectors go to the companion.
+const store = await filledStore(join(parent, "data"), 0, () => null);
 store.createCollection(C);
 let seed = 1;
 const random = () => {

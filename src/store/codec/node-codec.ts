@@ -1,10 +1,10 @@
 /**
- * The on-disk format of a tree node: a MessagePack array `[level, keys, items]` (format 1).
- * An item is a MessagePack str (JSON text, a child address) or, for a leaf item written as
- * raw bytes, a MessagePack bin; a node without bytes packs exactly as before bins existed,
- * so no address changed with them. The address of a node is the SHA-256 of exactly these
- * bytes, so changing this encoding changes every address; the golden tests in
- * test/store/tree pin it (with and without a bin).
+ * The on-disk format of a tree node: a MessagePack array `[level, keys, items]`. An item
+ * is a MessagePack str (JSON text, a child address) or, for a leaf item written as raw
+ * bytes, a MessagePack bin (store format 2, codec/records.ts); a node without bytes packs
+ * exactly as in format 1, so no address changed with them. The address of a node is the
+ * SHA-256 of exactly these bytes, so changing this encoding changes every address; the
+ * golden tests in test/store/tree pin it (with and without a bin).
  */
 
 import { Packr } from "msgpackr";
