@@ -155,11 +155,7 @@ export class RunService {
       this.#engine.state(live) !== undefined
     ) {
       await this.#ends.wait(live, waitMs);
-      const [last, read] = await Promise.all([
-        this.#record(namespace, workflowId, runId),
-        alongside(live),
-      ]);
-      return last.runId === live ? [last, read] : [last, await alongside(last.runId)];
+      return this.#readWith(namespace, workflowId, runId, live, alongside);
     }
     const run = await this.#record(namespace, workflowId, runId);
     if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) {
@@ -168,12 +164,25 @@ export class RunService {
     // Checked and registered in one turn: the engine reports the end after this turn, or it
     // has already dropped the run (ended meanwhile, or taken out), and the read is fresh.
     if (this.#engine.state(run.runId) !== undefined) await this.#ends.wait(run.runId, waitMs);
-    // A workflow id has one run, so the run read again is the same run.
+    return this.#readWith(namespace, workflowId, runId, run.runId, alongside);
+  }
+
+  /**
+   * The run read after a wait, with `alongside` of the run expected in the same turn (a
+   * workflow id has one run, so it is the same run; `alongside` is asked again if not).
+   */
+  async #readWith<T>(
+    namespace: string,
+    workflowId: string,
+    runId: string | undefined,
+    expected: string,
+    alongside: (runId: string) => Promise<T>,
+  ): Promise<[RunRecord, T]> {
     const [last, read] = await Promise.all([
       this.#record(namespace, workflowId, runId),
-      alongside(run.runId),
+      alongside(expected),
     ]);
-    return last.runId === run.runId ? [last, read] : [last, await alongside(last.runId)];
+    return last.runId === expected ? [last, read] : [last, await alongside(last.runId)];
   }
 
   async #record(namespace: string, workflowId: string, runId?: string): Promise<RunRecord> {

@@ -155,26 +155,27 @@ export function runPage(rows: readonly RunRow[], limit: number): RunPage {
 }
 
 /**
- * The events of one stored row: a JSON array of the events of one append, or (written
- * before migration 12) one event.
+ * The events of one stored row, undecoded: a JSON array of the events of one append, or
+ * (written before migration 12) one event.
  */
-export function decodeStoredEvents(text: string): HistoryEvent[] {
+function storedEvents(text: string): unknown[] {
   const stored: unknown = JSON.parse(text);
-  if (!Array.isArray(stored)) return [historyEvent.run(stored, undefined)];
-  return stored.map((e) => historyEvent.run(e, undefined));
+  return Array.isArray(stored) ? stored : [stored];
+}
+
+/** The events of one stored row (`storedEvents`), decoded. */
+export function decodeStoredEvents(text: string): HistoryEvent[] {
+  return storedEvents(text).map((e) => historyEvent.run(e, undefined));
 }
 
 /** How many events a stored row holds. */
 export function storedEventCount(text: string): number {
-  const stored: unknown = JSON.parse(text);
-  return Array.isArray(stored) ? stored.length : 1;
+  return storedEvents(text).length;
 }
 
 /** The time of the last event a stored row holds. */
 function lastStoredAt(text: string): number {
-  const stored: unknown = JSON.parse(text);
-  const last = (Array.isArray(stored) ? stored.at(-1) : stored) as { at: unknown };
-  return Number(last.at);
+  return Number((storedEvents(text).at(-1) as { at: unknown }).at);
 }
 
 /** A run that has not ended: it keeps its place in memory and is reloaded at start-up. */
