@@ -14,7 +14,9 @@
  * oneof member) is handed whole to the schema path: proto-loader's decoding and the object
  * decoders of decode.ts, which name the refusal (`frames[0].completion.ref.attempt: must
  * be ...`) or accept what the reader was unsure of. What no peer may send (a field with the
- * wrong wire type, a truncated field, a bad wire type) the reader refuses itself. So every
+ * wrong wire type, a truncated field, a bad wire type) the reader refuses itself, in the
+ * bytes it reads before it is unsure (past that point protobufjs reads the message, and it
+ * does not check a known field's wire type). So every
  * frame is decoded into a typed value with its bounds checked, whichever path read it, and
  * nothing a peer sends can crash the process: a fault inside either path is a refusal.
  */

@@ -6,7 +6,6 @@
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import type { ServerBatch, WorkerBatch } from "./frames.ts";
 
 export const PROTO_PATH = fileURLToPath(new URL("../../../proto/worker.proto", import.meta.url));
 
@@ -22,13 +21,12 @@ const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as {
   skein: { worker: { v1: { WorkerService: grpc.ServiceClientConstructor } } };
 };
 
-/** The service definition a grpc-js server registers handlers against. */
+/**
+ * The service as proto-loader defines it: codec.ts takes its method (path, and the schema
+ * path's deserializers) from it, and tests play a raw peer with it. Both ends run on
+ * codec.ts's `codecWorkerService` and `WorkerStreamClient`.
+ */
 export const workerService: grpc.ServiceDefinition = loaded.skein.worker.v1.WorkerService.service;
-/** The client constructor the worker runtime connects with. */
-export const WorkerServiceClient = loaded.skein.worker.v1.WorkerService;
-
-export type WorkerStream = grpc.ServerDuplexStream<WorkerBatch, ServerBatch>;
-export type ClientStream = grpc.ClientDuplexStream<WorkerBatch, ServerBatch>;
 
 /** Parses an endpoint given as `host:port` or `http://host:port` into grpc-js's target form. */
 export function grpcTarget(

@@ -1,10 +1,10 @@
 /**
  * The gRPC side of a worker stream, kept thin: it times the hello, authenticates the stream
  * and admits its namespace (auth.ts), takes every message as the codec decoded it at the edge
- * (protocol/worker-stream/codec.ts: frames, or a refusal), and hands the matcher the hello, each later frame and
- * the stream's end. Frames going out are batched per event-loop turn (`FrameBatcher`) behind
- * the matcher's `SessionSink`. Every refusal ends the stream with its gRPC status and
- * `code: message` details.
+ * (protocol/worker-stream/codec.ts: frames, or a refusal), and hands the matcher the hello,
+ * each later frame and the stream's end. Frames going out are batched per event-loop turn
+ * (`FrameBatcher`) behind the matcher's `SessionSink`. Every refusal ends the stream with its
+ * gRPC status and `code: message` details.
  */
 
 import * as grpc from "@grpc/grpc-js";
