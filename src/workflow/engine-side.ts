@@ -134,7 +134,7 @@ export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSid
     logger,
     onRunEnded: (runId, state) => {
       metrics.runsEnded.inc({ status: state.status });
-      roles.ends.ended(runId);
+      roles.ends.ended(runId, state);
     },
     onFatal: (error) => {
       logger.fatal({ err: error }, "engine stopped: a commit failed");

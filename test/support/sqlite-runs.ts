@@ -6,13 +6,21 @@
 import { join } from "node:path";
 import type { HistoryEvent } from "../../src/workflow/engine/history.ts";
 import type { OutboxRow } from "../../src/workflow/engine/store.ts";
+import { SqlDefinitionStore } from "../../src/workflow/persistence/sql/definitions.ts";
 import { SqlRunStore } from "../../src/workflow/persistence/sql/runs.ts";
 import { openDatabase } from "../../src/workflow/persistence/sqlite/database.ts";
 import { SqliteDatabase } from "../../src/workflow/persistence/sqlite/driver.ts";
 import { migrate } from "../../src/workflow/persistence/sqlite/migrations.ts";
-import type { RunPosition, RunRecord, RunStore } from "../../src/workflow/persistence/workflows.ts";
+import type {
+  DefinitionStore,
+  RunPosition,
+  RunRecord,
+  RunStore,
+} from "../../src/workflow/persistence/workflows.ts";
 
 export interface TestRunStore extends Omit<RunStore, "history"> {
+  /** The definitions of the same database (a run's record names its registered definition). */
+  readonly definitions: DefinitionStore;
   history(runId: string): Promise<HistoryEvent[]>;
   outbox(): Promise<OutboxRow[]>;
   runs(namespace?: string): Promise<RunRecord[]>;
@@ -36,11 +44,13 @@ export function openRunsAt(file: string): TestRunStore {
   // file is locked to one connection, so the test's own reads go through the same one.
   const db = openDatabase(file);
   migrate(db, file);
-  const runs = new SqlRunStore(new SqliteDatabase(db));
+  const database = new SqliteDatabase(db);
+  const runs = new SqlRunStore(database);
   const allOutbox = db.prepare(
     "SELECT run_id, namespace, activity_id, attempt, state FROM workflow_outbox",
   );
   return {
+    definitions: new SqlDefinitionStore(database),
     commit: (batch) => runs.commit(batch),
     loadRunning: () => runs.loadRunning(),
     loadOutbox: () => runs.loadOutbox(),

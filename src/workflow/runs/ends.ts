@@ -9,8 +9,10 @@
 /** The longest a describe may wait for a run to end (`wait_ms`). */
 export const DESCRIBE_WAIT_MAX_MS = 60_000;
 
+import type { RunState } from "../engine/state.ts";
+
 interface Waiter {
-  readonly done: () => void;
+  readonly done: (end: RunState | undefined) => void;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -32,9 +34,11 @@ export class RunEnds {
    * Resolves once `ended(runId)` is called or after `ms`, whichever is first; resolves at
    * once when the table is full. The caller must have checked, in the same turn, that the
    * run is still live in the engine, so its end cannot slip between the check and the wait.
+   * It resolves with the run's state at its durable end, or undefined when it did not see
+   * the end (the wait ran out, the table was full, the server is closing).
    */
-  wait(runId: string, ms: number): Promise<void> {
-    if (this.#count >= this.#max) return Promise.resolve();
+  wait(runId: string, ms: number): Promise<RunState | undefined> {
+    if (this.#count >= this.#max) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       let set = this.#waiters.get(runId);
       if (set === undefined) {
@@ -51,15 +55,15 @@ export class RunEnds {
     });
   }
 
-  /** The run's end is durable: every caller waiting for it is answered. */
-  ended(runId: string): void {
+  /** The run's end is durable: every caller waiting for it is answered, with `end`. */
+  ended(runId: string, end?: RunState): void {
     const waiters = this.#waiters.get(runId);
     if (waiters === undefined) return;
     this.#waiters.delete(runId);
     for (const waiter of waiters) {
       clearTimeout(waiter.timer);
       this.#count--;
-      waiter.done();
+      waiter.done(end);
     }
   }
 
@@ -72,6 +76,6 @@ export class RunEnds {
     if (!waiters.delete(waiter)) return;
     this.#count--;
     if (waiters.size === 0) this.#waiters.delete(runId);
-    waiter.done();
+    waiter.done(undefined);
   }
 }

@@ -11,7 +11,9 @@ import { inputRefusal } from "../definitions/input-schema.ts";
 import type { WorkflowDefinition } from "../definitions/types.ts";
 import type { Engine } from "../engine/engine.ts";
 import type { HistoryEvent, RunStatus } from "../engine/history.ts";
+import type { RunState } from "../engine/state.ts";
 import { workflowError } from "../errors.ts";
+import { endOf } from "../persistence/sql/run-rows.ts";
 import type {
   HistoryRange,
   RunPage,
@@ -59,6 +61,42 @@ export type RunEngine = Pick<Engine, "start" | "state" | "cancel" | "pause" | "r
 /** How many started runs RunService remembers for describe's wait (a bound, not a need). */
 export const LIVE_STARTS = 4096;
 
+/** A run started here: what its record takes from the start (the rest is in its history). */
+interface StartedHere {
+  readonly runId: string;
+  readonly definitionName: string;
+}
+
+/**
+ * The record of a run as its row holds it once its end is durable (sql/run-commit.ts
+ * writes these fields from the same events), from the state the engine reported with the
+ * end (`RunEnds`): a describe that saw the end answers with it, without reading the row
+ * back. That answer is the run at the moment its end landed, a moment within the describe.
+ * The end event is always the run's last (engine/state.ts refuses any after it), so the
+ * row's `updated_at` is its time. Undefined when the wait did not see the end.
+ */
+function ended(
+  run: Pick<RunRecord, "namespace" | "workflowId" | "runId" | "definitionName">,
+  state: RunState | undefined,
+): RunRecord | undefined {
+  const started = state?.started;
+  const end = state?.ended === undefined ? undefined : endOf([state.ended]);
+  if (state === undefined || started === undefined || end === undefined) return undefined;
+  return {
+    namespace: run.namespace,
+    workflowId: run.workflowId,
+    runId: run.runId,
+    definitionVersion: started.definition_version,
+    definitionName: run.definitionName,
+    status: state.status,
+    startedAt: started.at,
+    updatedAt: end.at,
+    endedAt: end.at,
+    outputJson: end.output,
+    failure: end.failure === null ? null : { code: end.failure[0], message: end.failure[1] },
+  };
+}
+
 export class RunService {
   readonly #engine: RunEngine;
   readonly #runs: RunStore;
@@ -66,12 +104,13 @@ export class RunService {
   readonly #starting = new Map<string, Promise<Started>>();
   readonly #ends: RunEnds;
   /**
-   * The run ids of the latest runs started here, by namespace and workflow id (at most
-   * LIVE_STARTS, the oldest leaving first): a describe that waits for one of them, while the
-   * engine still holds it, waits before reading the store rather than after as well. An
-   * entry may outlive its run: it is used only while the engine holds that run.
+   * The latest runs started here, by namespace and workflow id (at most LIVE_STARTS, the
+   * oldest leaving first): a describe that waits for one of them, while the engine still
+   * holds it, waits before reading the store rather than after as well, and answers with
+   * the run as it ended, which it sees end (see `ended`). An entry may outlive its run: it
+   * is used only while the engine holds that run.
    */
-  readonly #started = new Map<string, string>();
+  readonly #started = new Map<string, StartedHere>();
 
   /** `ends` must be told of every run end (the engine's `onRunEnded`). */
   constructor(engine: RunEngine, runs: RunStore, ends: RunEnds = new RunEnds(0)) {
@@ -115,7 +154,7 @@ export class RunService {
       const done = await started;
       if (this.#started.size >= LIVE_STARTS)
         this.#started.delete(this.#started.keys().next().value!);
-      this.#started.set(key, runId);
+      this.#started.set(key, { runId, definitionName: request.definition.name });
       return done;
     } finally {
       this.#starting.delete(key);
@@ -148,14 +187,16 @@ export class RunService {
   ): Promise<[RunRecord, T]> {
     // A run started here and still held by the engine is live: the read before the wait
     // would only say so (a client's describe right after its start is the usual case).
-    const live = waitMs === 0 ? undefined : this.#started.get(`${namespace}\0${workflowId}`);
+    const here = waitMs === 0 ? undefined : this.#started.get(`${namespace}\0${workflowId}`);
     if (
-      live !== undefined &&
-      (runId === undefined || runId === live) &&
-      this.#engine.state(live) !== undefined
+      here !== undefined &&
+      (runId === undefined || runId === here.runId) &&
+      this.#engine.state(here.runId) !== undefined
     ) {
-      await this.#ends.wait(live, waitMs);
-      return this.#readWith(namespace, workflowId, runId, live, alongside);
+      const end = await this.#ends.wait(here.runId, waitMs);
+      const run = ended({ namespace, workflowId, ...here }, end);
+      if (run !== undefined) return [run, await alongside(run.runId)];
+      return this.#readWith(namespace, workflowId, runId, here.runId, alongside);
     }
     const run = await this.#record(namespace, workflowId, runId);
     if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) {
@@ -163,7 +204,10 @@ export class RunService {
     }
     // Checked and registered in one turn: the engine reports the end after this turn, or it
     // has already dropped the run (ended meanwhile, or taken out), and the read is fresh.
-    if (this.#engine.state(run.runId) !== undefined) await this.#ends.wait(run.runId, waitMs);
+    if (this.#engine.state(run.runId) !== undefined) {
+      const last = ended(run, await this.#ends.wait(run.runId, waitMs));
+      if (last !== undefined) return [last, await alongside(last.runId)];
+    }
     return this.#readWith(namespace, workflowId, runId, run.runId, alongside);
   }
 

@@ -1,13 +1,15 @@
 // The table of callers waiting for runs to end (describe's `wait_ms`): an end answers every
 // caller of that run and no other, a wait runs out on its own, the table is bounded (a
-// caller past the bound is answered at once), and closing answers everyone.
+// caller past the bound is answered at once), and closing answers everyone. A caller learns
+// the run's state at its end when it saw the end, and nothing otherwise.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { EMPTY_RUN, type RunState } from "../../../src/workflow/engine/state.ts";
 import { RunEnds } from "../../../src/workflow/runs/ends.ts";
 
 /** Whether the promise has settled after the current turns. */
-async function settled(promise: Promise<void>): Promise<boolean> {
+async function settled(promise: Promise<unknown>): Promise<boolean> {
   let done = false;
   void promise.then(() => {
     done = true;
@@ -31,6 +33,23 @@ describe("run ends", () => {
     ends.ended("b");
     assert.equal(await settled(b), true);
     assert.equal(ends.waiting, 0);
+  });
+
+  test("a caller that saw the end gets the state it was reported with; others get nothing", async (t) => {
+    const end: RunState = { ...EMPTY_RUN, status: "Completed" };
+    const ends = new RunEnds(1);
+    const seen = ends.wait("a", 60_000);
+    const full = ends.wait("b", 60_000);
+    ends.ended("a", end);
+    assert.equal(await seen, end);
+    assert.equal(await full, undefined);
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const late = ends.wait("c", 30);
+    t.mock.timers.tick(30);
+    assert.equal(await late, undefined);
+    const closing = ends.wait("d", 60_000);
+    ends.close();
+    assert.equal(await closing, undefined);
   });
 
   test("a wait runs out on its own and leaves the table", async (t) => {

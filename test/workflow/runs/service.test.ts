@@ -1,7 +1,8 @@
 // RunService's describe that waits (`wait_ms`), over the real engine and SQLite run store:
-// for a run started through the service and still held by the engine, the run is read once,
-// after its end, not also before the wait; refusals (another run id, another namespace)
-// and an ended run answer as before.
+// for a run started through the service and still held by the engine, the run is not read
+// before the wait, and once its end is durable the answer is the run as the engine reported
+// it ended, the same record the store reads back (for each way a run ends); refusals
+// (another run id, another namespace) and an ended run answer as before.
 
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
@@ -17,22 +18,40 @@ const WAITER = parseDefinition(
   "name: waiter\nsteps:\n  - { id: w, wait: { signal: go } }\noutput: steps.w\n",
   "yaml",
 );
+/** Fails once signalled: its output expression raises an error. */
+const FAILER = parseDefinition(
+  'name: failer\nsteps:\n  - { id: w, wait: { signal: go } }\noutput: $error("no output")\n',
+  "yaml",
+);
 
 let dir: string;
 let store: TestRunStore;
 let engine: Engine;
 let service: RunService;
+let ends: RunEnds;
 /** Reads of a run by workflow id (the store's describe read). */
 let reads = 0;
 
 before(async () => {
   dir = await tempDir();
   store = openRuns(dir);
-  const ends = new RunEnds(16);
+  // Registered, as every definition a run starts from is (the record shows its name).
+  for (const d of [WAITER, FAILER]) {
+    const { name, version, canonical } = d;
+    await store.definitions.register({
+      namespace: "default",
+      name,
+      version,
+      canonical,
+      registeredAt: 1,
+      registeredBy: "test",
+    });
+  }
+  ends = new RunEnds(16);
   engine = new Engine({
     store,
     definitions: async () => assert.fail("no recovery in this test"),
-    onRunEnded: (runId) => ends.ended(runId),
+    onRunEnded: (runId, state) => ends.ended(runId, state),
   });
   const counted = {
     ...store,
@@ -50,24 +69,54 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const start = () =>
+const start = (definition = WAITER, deadlineMs?: number) =>
   service.start({
     namespace: "default",
-    definition: WAITER,
+    definition,
     inputJson: "{}",
     workflowId: undefined,
+    ...(deadlineMs === undefined ? {} : { deadlineMs }),
   });
 
 describe("describe that waits for a run started here", () => {
-  test("reads the run once, after its end", async () => {
+  const ways: [
+    string,
+    () => Promise<{ workflowId: string; runId: string }>,
+    (runId: string) => unknown,
+    string,
+  ][] = [
+    [
+      "completed",
+      () => start(),
+      (runId) => engine.signal(runId, "go", '{"n": [1, 2.50]}'),
+      "Completed",
+    ],
+    ["failed", () => start(FAILER), (runId) => engine.signal(runId, "go", "1"), "Failed"],
+    ["cancelled", () => start(), (runId) => engine.cancel(runId), "Cancelled"],
+    ["cancelled by its deadline", () => start(WAITER, 30), () => {}, "Cancelled"],
+  ];
+  for (const [way, begin, end, status] of ways) {
+    test(`a run ${way}: answered at its end without a read, as the store reads it`, async () => {
+      const { workflowId, runId } = await begin();
+      reads = 0;
+      const described = service.describe("default", workflowId, undefined, 10_000);
+      await end(runId);
+      const run = await described;
+      assert.equal(reads, 0, "no read of the run");
+      assert.equal(run.status, status);
+      assert.deepEqual(run, await store.byWorkflowId("default", workflowId));
+    });
+  }
+
+  test("a wait for a run read first (not started here) answers its end alike", async () => {
     const { workflowId, runId } = await start();
-    reads = 0;
-    const described = service.describe("default", workflowId, undefined, 10_000);
-    await engine.signal(runId, "go", '"done"');
-    const run = await described;
-    assert.equal(run.status, "Completed");
-    assert.equal(run.outputJson, '"done"');
-    assert.equal(reads, 1, "one read of the run, after the wait");
+    const other = new RunService(engine, store, ends);
+    const described = other.describe("default", workflowId, undefined, 10_000);
+    // Signalled once the describe waits (it read the run first, as one not started here).
+    const waiting = ends.waiting;
+    while (ends.waiting === waiting) await new Promise((resolve) => setImmediate(resolve));
+    await engine.signal(runId, "go", '"x"');
+    assert.deepEqual(await described, await store.byWorkflowId("default", workflowId));
   });
 
   test("the same run id waits alike; another is run_not_found", async () => {

@@ -26,6 +26,7 @@ import type {
 import type { DefinitionStore, RunStore, WorkflowPersistence } from "../workflows.ts";
 import { type CommitMessage, packCommit } from "./commit-message.ts";
 import type { Answer, Area, Request, ThreadData, ThreadError } from "./thread-protocol.ts";
+import { WriterMemory } from "./writer-memory.ts";
 
 interface Waiter {
   readonly resolve: (value: unknown) => void;
@@ -81,6 +82,8 @@ export class ThreadedSqliteStore implements WorkflowStore {
   readonly deployments: DeploymentStore;
   readonly transcripts: TranscriptStore;
   readonly workflows: WorkflowPersistence;
+  /** What the main thread remembers of the database (exposed for its tests). */
+  readonly memory: WriterMemory;
   readonly #thread: Worker;
   readonly #waiters = new Map<number, Waiter>();
   #nextId = 1;
@@ -93,17 +96,22 @@ export class ThreadedSqliteStore implements WorkflowStore {
     this.#thread = thread;
     this.file = file;
     this.schemaVersion = schemaVersion;
-    this.namespaces = this.#remote("namespaces");
+    // The hot path's small reads are answered from memory where it knows them (writer-memory.ts).
+    const memory = new WriterMemory();
+    this.memory = memory;
+    this.namespaces = memory.namespaces(this.#remote("namespaces"));
     this.deployments = this.#remote("deployments");
-    this.transcripts = this.#remote("transcripts");
+    this.transcripts = memory.transcripts(this.#remote("transcripts"));
     const runs: RunStore = this.#remote("runs");
     // The batch is encoded here and packed into one array of strings and numbers
     // (commit-message.ts); the thread writes it with `SqlRunStore.commitEncoded`.
     runs.commit = async (batch) => {
       const encoded = encodeBatch(batch);
-      if (encoded !== null) await this.#commit(packCommit(encoded));
+      if (encoded === null) return;
+      for (const append of encoded) if (append.starts) memory.started(append.runId);
+      await this.#commit(packCommit(encoded));
     };
-    this.workflows = { definitions: this.#remote("definitions"), runs };
+    this.workflows = { definitions: memory.definitions(this.#remote("definitions")), runs };
     thread.on("message", (answers: Answer[]) => {
       for (const answer of answers) this.#answered(answer);
     });
