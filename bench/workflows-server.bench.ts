@@ -19,6 +19,11 @@
  *   `ActivityCompleted.at`, whole milliseconds as stored), over a sample of runs.
  * - CPU seconds of the server, the worker and this client process.
  *
+ * The loops' starts and describes go through `JsonClient` (support/http-client.ts:
+ * `node:http`, keep-alive, a socket per lane), as Restate's loop does in
+ * support/restate-closed-loop.ts, so the client takes as little of the machine's CPU from
+ * the servers as it can, and the same for both.
+ *
  * In the burst the bench learns that every run ended by reading `POST /workflows/list`
  * every 50 ms (one request, not one per run).
  *
@@ -64,6 +69,7 @@ import {
   runBench,
 } from "./harness.ts";
 import { CATEGORIES, summarizeProfile, type ThreadCpu, threadCpu } from "./support/cpu-profile.ts";
+import { JsonClient } from "./support/http-client.ts";
 import { processCpuSeconds } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
@@ -144,18 +150,18 @@ const worker = spawn(
   { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, SKEIN_LOG_LEVEL: "warn" } },
 );
 
+/** The loops' client (bench/support/http-client.ts): a socket per lane, kept alive. */
+const client = new JsonClient(server.url, 128, { authorization: `Bearer ${token}` });
+
 async function start(): Promise<string> {
-  const r = await call(server.url, "POST", "/workflows/start", { token, body: { name: "bench" } });
+  const r = await client.post("/workflows/start", { name: "bench" });
   if (r.status !== 200) throw new Error(`start: ${JSON.stringify(r.body)}`);
   return r.body.workflow_id;
 }
 
 /** The run's record; with `waitMs`, once it has ended (the server's long poll). */
 async function describe(workflowId: string, waitMs = 0) {
-  const r = await call(server.url, "POST", "/workflows/describe", {
-    token,
-    body: { workflow_id: workflowId, wait_ms: waitMs },
-  });
+  const r = await client.post("/workflows/describe", { workflow_id: workflowId, wait_ms: waitMs });
   return r.body.run as { status: string; started_at: string; ended_at: string | null };
 }
 
@@ -347,6 +353,7 @@ function serverMicrosPerStep(f: Figures, workflows: number): number {
 
 if (PROFILE !== undefined) {
   await runBench("workflows-server", { measures: MEASURES }, [cases[0]!]);
+  client.close();
   worker.kill();
   // A graceful stop: the server writes its profiles as it exits.
   await server.stop();
@@ -433,6 +440,7 @@ if (PROFILE !== undefined) {
 }
 
 if (PROFILE === undefined) {
+  client.close();
   worker.kill();
   await server.stop();
 }

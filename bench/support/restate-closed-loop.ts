@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatTable, knob } from "../harness.ts";
+import { JsonClient } from "./http-client.ts";
 import { processCpuSeconds } from "./process-cpu.ts";
 
 const DIR = process.env.SKEIN_BENCH_RESTATE_DIR;
@@ -63,14 +64,12 @@ async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
   throw new Error(`${what}: not ready within 60 s`);
 }
 
+/** The same client as Skein's closed loop (http-client.ts), a socket per lane. */
+const client = new JsonClient(INGRESS, 128);
+
 async function invoke(steps: number): Promise<void> {
-  const r = await fetch(`${INGRESS}/bench/run`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: String(steps),
-  });
-  if (!r.ok) throw new Error(`invocation: ${r.status} ${await r.text()}`);
-  await r.arrayBuffer();
+  const r = await client.post("/bench/run", steps);
+  if (r.status !== 200) throw new Error(`invocation: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
 async function closedLoop(total: number): Promise<void> {
@@ -150,6 +149,7 @@ try {
     ])}\nload at the start ${load.join(" ")}\n`,
   );
 } finally {
+  client.close();
   server.kill("SIGTERM");
   endpoint.kill("SIGTERM");
   await Promise.all(
