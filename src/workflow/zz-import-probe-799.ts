@@ -1,0 +1,3 @@
+import * as probe from "../store/errors.ts";
+
+export const probed = probe;
