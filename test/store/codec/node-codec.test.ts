@@ -48,6 +48,32 @@ describe("node codec", () => {
     assert.deepEqual(Buffer.from(next), reference.pack([nextLevel, nextKeys, nextItems]));
   });
 
+  test("an arena's memory is reused only once every node placed in it is released", () => {
+    // Nodes of about 3 KiB: several arenas' worth. One node of the first arenas is kept
+    // unreleased; every other node is released once checked, as the pipeline does.
+    const kept: { bytes: Uint8Array; copy: Buffer }[] = [];
+    const releasedBuffers = new Set<ArrayBufferLike>();
+    let reused = 0;
+    for (let seed = 0; seed < 3000; seed++) {
+      const [level, keys, items] = node(seed, 12);
+      const bytes = nodeCodec.encode(level, keys, items);
+      assert.deepEqual(Buffer.from(bytes), reference.pack([level, keys, items]), `node ${seed}`);
+      if (releasedBuffers.has(bytes.buffer)) reused++;
+      if (seed % 1000 === 0) {
+        kept.push({ bytes, copy: Buffer.from(bytes) });
+        continue;
+      }
+      releasedBuffers.add(bytes.buffer);
+      nodeCodec.release(bytes);
+    }
+    assert.ok(reused > 0, "released arenas were not reused");
+    // A reused arena is filled from its start, so reusing a kept node's arena would
+    // overwrite it.
+    for (const { bytes, copy } of kept) {
+      assert.deepEqual(Buffer.from(bytes), copy, "an unreleased node was overwritten");
+    }
+  });
+
   test("the address is the first 20 bytes of SHA-256 of the encoding, in hex", () => {
     const [level, keys, items] = node(3, 10);
     const bytes = nodeCodec.encode(level, keys, items);
