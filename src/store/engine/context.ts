@@ -74,7 +74,12 @@ export class StoreContext {
       readers.push(new NodeReader(db, nodeCodec, new NodeCache(this.#shardCapacity(1))));
     }
     this.readers = readers;
-    this.pipeline = new CommitPipeline(db, readers, () => this.reload());
+    this.pipeline = new CommitPipeline(
+      db,
+      readers,
+      () => this.reload(),
+      (bytes) => nodeCodec.release(bytes),
+    );
     for (const reader of readers) reader.pending = this.pipeline.pending;
   }
 

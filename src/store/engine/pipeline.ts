@@ -39,6 +39,7 @@ export type NewNodes = readonly (readonly [shard: number, node: TreeNode])[];
 
 interface InFlight {
   readonly nodes: NewNodes;
+  readonly writes: CommitWrites;
   /** The mark this commit is chained to. */
   readonly after: number | null;
   /** Its own mark. */
@@ -54,6 +55,7 @@ export class CommitPipeline {
   writer: CommitWriter;
   readonly #readers: readonly NodeReader[];
   readonly #reload: () => void;
+  readonly #release: (bytes: Uint8Array) => void;
   /** New nodes of every commit not yet durable, by address (the readers consult it). */
   readonly pending = new Map<string, TreeNode>();
   /** Commits added and not yet told their outcome. */
@@ -74,12 +76,20 @@ export class CommitPipeline {
 
   /**
    * `reload` forgets the in-memory state (branch heads, version counter) that lost commits
-   * advanced, so the next operation reads it back from LMDB.
+   * advanced, so the next operation reads it back from LMDB. `release` takes back a
+   * commit's encoded nodes once LMDB is done with them (written, or the commit lost), so
+   * the codec can reuse their memory; it is called once per node.
    */
-  constructor(writer: CommitWriter, readers: readonly NodeReader[], reload: () => void) {
+  constructor(
+    writer: CommitWriter,
+    readers: readonly NodeReader[],
+    reload: () => void,
+    release: (bytes: Uint8Array) => void = () => {},
+  ) {
     this.writer = writer;
     this.#readers = readers;
     this.#reload = reload;
+    this.#release = release;
     this.#last = writer.pipelineMark();
     this.#durableMark = this.#last;
     this.#marks = this.#last ?? 0;
@@ -122,7 +132,7 @@ export class CommitPipeline {
     this.#last = mark;
     this.#unsettled++;
     return new Promise<void>((resolve, reject) => {
-      const commit: InFlight = { nodes, after, mark, run: this.#run, resolve, reject };
+      const commit: InFlight = { nodes, writes, after, mark, run: this.#run, resolve, reject };
       let written: Promise<boolean>;
       try {
         written = this.writer.writeCommitsAfter([writes], after, mark);
@@ -141,12 +151,22 @@ export class CommitPipeline {
   /** Writes one commit now, in a synchronous transaction; the pipeline must be idle. */
   writeNow(writes: CommitWrites, nodes: NewNodes): void {
     this.assertIdle();
-    this.writer.writeCommits([writes]);
+    try {
+      this.writer.writeCommits([writes]);
+    } finally {
+      // Written, or the transaction aborted: LMDB holds none of these bytes either way.
+      this.#releaseNodes(writes);
+    }
     // New nodes are the likeliest to be read next; keep them decoded.
     for (const [shard, node] of nodes) this.#readers[shard]!.cache.set(node);
   }
 
+  #releaseNodes(writes: CommitWrites): void {
+    for (const [, bytes] of writes.nodes) this.#release(bytes);
+  }
+
   #durable(commit: InFlight): void {
+    this.#releaseNodes(commit.writes);
     if (commit.run === this.#run) this.#durableMark = commit.mark;
     for (const [shard, node] of commit.nodes) {
       this.#readers[shard]!.cache.set(node);
@@ -156,6 +176,8 @@ export class CommitPipeline {
   }
 
   #lost(commit: InFlight, why: string): void {
+    // Settled by LMDB (failed or skipped) or refused before it: no write will read them.
+    this.#releaseNodes(commit.writes);
     if (commit.run === this.#run) {
       // The first loss of this run: every commit added after it is built on it and will
       // be skipped by LMDB. Later commits start a new run from the last durable mark.

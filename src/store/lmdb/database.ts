@@ -160,8 +160,8 @@ export class StoreDatabase implements NodeStore, CommitWriter {
    * version `after` (absent for null) when the block runs. So a commit built on one whose
    * transaction failed is skipped by LMDB itself, even though it was handed over before the
    * failure was known. With `overlappingSync: false` the promise settles after the fsync.
-   * lmdb-js keeps the value buffers (views of the node codec's arena, never reused) alive
-   * until they are written.
+   * lmdb-js reads the value buffers (views of the node codec's arenas) when it writes them;
+   * the pipeline releases them to the codec for reuse only after this settles.
    */
   writeCommitsAfter(
     commits: readonly CommitWrites[],
@@ -233,7 +233,7 @@ function notWritten(error: unknown): SkeinError {
 }
 
 function asBuffer(bytes: Uint8Array): Buffer {
-  // The node codec's bytes are Buffers already (views of its arena): no second view each.
+  // The node codec's bytes are Buffers already (views of its arenas): no second view each.
   if (Buffer.isBuffer(bytes)) return bytes;
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -118,18 +118,25 @@ function embeddingHold(embed: EmbedService | null, item: Queued): Promise<void> 
 /** The request with its answer timed from now (its arrival in the queue). */
 function observed(item: Queued, observe: VerbObserver): Queued {
   const started = performance.now();
+  // The verb and the sender, not the item: its request must not outlive the call (answer).
+  const { verb } = item.request;
+  const { send } = item;
   return {
     ...item,
     send(response) {
       const outcome = response.ok ? "ok" : response.error.code;
-      observe(item.request.verb, outcome, (performance.now() - started) / 1000);
-      item.send(response);
+      observe(verb, outcome, (performance.now() - started) / 1000);
+      send(response);
     },
   };
 }
 
 function answer(store: Store, item: Queued, services: VerbServices): Response | Promise<Response> {
   const { request, session } = item;
+  // Only the id outlives the call: a commit's answer waits for its flush, and holding the
+  // request there would keep its decoded records (a put's thousand objects) alive through
+  // it, for the garbage collector to copy into the old generation.
+  const { id } = request;
   try {
     const result =
       item.decoded === undefined
@@ -137,13 +144,13 @@ function answer(store: Store, item: Queued, services: VerbServices): Response | 
         : runDecoded(store, request.verb, item.decoded, session, services);
     if (result instanceof Promise) {
       return result.then(
-        (value: unknown): Response => ({ id: request.id, ok: true, result: value }),
-        (error: unknown) => refusal(request.id, error),
+        (value: unknown): Response => ({ id, ok: true, result: value }),
+        (error: unknown) => refusal(id, error),
       );
     }
-    return { id: request.id, ok: true, result };
+    return { id, ok: true, result };
   } catch (error) {
-    return refusal(request.id, error);
+    return refusal(id, error);
   }
 }
 

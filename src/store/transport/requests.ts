@@ -96,7 +96,10 @@ function check(value: unknown, path: Parameters<Decoder<unknown>["run"]>[1], dep
     return;
   }
   if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const item of Object.values(value)) check(item, path, depth + 1);
+    // for…in, not Object.values: no array per object of every record a put carries (half
+    // this check's time). The prototype is Object.prototype, whose properties are not
+    // enumerable, so it visits the own keys, an own "__proto__" (from a decoded map) too.
+    for (const key in value) check((value as Record<string, unknown>)[key], path, depth + 1);
     return;
   }
   refuse("type", path, `expected a JSON value, found ${typeof value}`);

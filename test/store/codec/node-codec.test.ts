@@ -5,7 +5,7 @@ import { Packr } from "msgpackr";
 import { nodeCodec } from "../../../src/store/codec/node-codec.ts";
 import { nodeAddress } from "../../../src/store/tree/hash.ts";
 
-// A plain msgpackr instance with the format's options and no shared arena: the reference.
+// A plain msgpackr instance with the format's options and no shared scratch buffer: the reference.
 const reference = new Packr({ useRecords: false, variableMapSize: true });
 
 function node(seed: number, entries: number): [level: number, keys: string[], items: string[]] {
@@ -20,8 +20,9 @@ function node(seed: number, entries: number): [level: number, keys: string[], it
 }
 
 describe("node codec", () => {
-  test("encodings stay intact after the shared arena is exhausted and replaced", () => {
-    // About 12 MiB of nodes: several arenas, so earlier views must survive later packs.
+  test("encodings stay intact while the shared scratch buffer is reused", () => {
+    // About 12 MiB of nodes, every one packed in the same scratch buffer: each encoding
+    // must be its own bytes, not a view a later pack overwrites.
     const encoded: { bytes: Uint8Array; copy: Buffer; seed: number }[] = [];
     for (let seed = 0; seed < 1500; seed++) {
       const [level, keys, items] = node(seed, 40);
@@ -37,11 +38,40 @@ describe("node codec", () => {
     }
   });
 
-  test("a node larger than the whole arena is encoded whole", () => {
+  test("a node larger than the scratch buffer is encoded whole, and the next one too", () => {
     const [level, keys, items] = node(7, 20000);
     const bytes = nodeCodec.encode(level, keys, items);
     assert.ok(bytes.length > 4 << 20);
+    const [nextLevel, nextKeys, nextItems] = node(8, 40);
+    const next = nodeCodec.encode(nextLevel, nextKeys, nextItems);
     assert.deepEqual(Buffer.from(bytes), reference.pack([level, keys, items]));
+    assert.deepEqual(Buffer.from(next), reference.pack([nextLevel, nextKeys, nextItems]));
+  });
+
+  test("an arena's memory is reused only once every node placed in it is released", () => {
+    // Nodes of about 3 KiB: several arenas' worth. One node of the first arenas is kept
+    // unreleased; every other node is released once checked, as the pipeline does.
+    const kept: { bytes: Uint8Array; copy: Buffer }[] = [];
+    const releasedBuffers = new Set<ArrayBufferLike>();
+    let reused = 0;
+    for (let seed = 0; seed < 3000; seed++) {
+      const [level, keys, items] = node(seed, 12);
+      const bytes = nodeCodec.encode(level, keys, items);
+      assert.deepEqual(Buffer.from(bytes), reference.pack([level, keys, items]), `node ${seed}`);
+      if (releasedBuffers.has(bytes.buffer)) reused++;
+      if (seed % 1000 === 0) {
+        kept.push({ bytes, copy: Buffer.from(bytes) });
+        continue;
+      }
+      releasedBuffers.add(bytes.buffer);
+      nodeCodec.release(bytes);
+    }
+    assert.ok(reused > 0, "released arenas were not reused");
+    // A reused arena is filled from its start, so reusing a kept node's arena would
+    // overwrite it.
+    for (const { bytes, copy } of kept) {
+      assert.deepEqual(Buffer.from(bytes), copy, "an unreleased node was overwritten");
+    }
   });
 
   test("the address is the first 20 bytes of SHA-256 of the encoding, in hex", () => {

@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { SkeinError } from "../../../src/common/errors.ts";
 import { NodeSweep } from "../../../src/store/engine/gc.ts";
 import type { Receipt } from "../../../src/store/engine/index.ts";
+import { nodeAddress } from "../../../src/store/tree/hash.ts";
 import { freshStore } from "./fixture.ts";
 import { GatedWriter } from "./gated-writer.ts";
 
@@ -128,6 +129,60 @@ describe("commit pipeline", async () => {
     assert.equal(store.get(main, "late").value, "after");
     const again = await reopen();
     assert.equal(again.get(main, "late").value, "after");
+  });
+
+  test("nodes written while the codec reuses their memory hash to their addresses", async () => {
+    // About 18 MiB of nodes in pipelined and synchronous commits, one round of them lost to a
+    // failed flush: the codec's arenas fill, are released by the pipeline and reused many
+    // times over. A node's memory reused before LMDB wrote it would leave bytes under an
+    // address they do not hash to, or a record that reads back wrong.
+    const store = await reopen();
+    const gate = GatedWriter.install(store);
+    const COMMITS = 16;
+    const records = (commit: number, round: number) =>
+      Array.from({ length: 500 }, (_, j) => {
+        const i = commit * 500 + j;
+        return {
+          key: `reuse${String(i).padStart(5, "0")}`,
+          value: { i, round, pad: "x".repeat(200 + (i % 97)) },
+        };
+      });
+    for (let round = 0; round < 6; round++) {
+      // Held until all sixteen are built (about 3 MiB of nodes, three arenas), so LMDB
+      // writes them only after later commits were encoded.
+      gate.holding = true;
+      const outcomes = Array.from({ length: COMMITS }, (_, c) =>
+        store.putPipelined(main, records(c, round)).then(
+          () => true,
+          () => false,
+        ),
+      );
+      await turns();
+      if (round === 3) gate.fail();
+      else gate.release();
+      assert.deepEqual(
+        await Promise.all(outcomes),
+        Array(COMMITS).fill(round !== 3),
+        `round ${round}`,
+      );
+      await store.idle();
+    }
+    for (let c = 0; c < COMMITS; c += 2) store.put(main, records(c, 6));
+    const check = (s: typeof store) => {
+      let nodes = 0;
+      for (const { key, value } of s.ctx.db.nodes.getRange()) {
+        assert.equal(nodeAddress(value), key, "a node's bytes do not hash to its address");
+        nodes++;
+      }
+      assert.ok(nodes > 1000, `${nodes} nodes`);
+      for (let c = 0; c < COMMITS; c++) {
+        for (const { key, value } of records(c, c % 2 === 0 ? 6 : 5)) {
+          assert.deepEqual(s.get(main, key).value, value);
+        }
+      }
+    };
+    check(store);
+    check(await reopen());
   });
 
   test("a sweep started while commits are in flight keeps their new nodes", async () => {

@@ -1,3 +1,0 @@
-import * as probe from "../store/errors.ts";
-
-export const probed = probe;
