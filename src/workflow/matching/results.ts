@@ -24,8 +24,6 @@ export interface ResultState {
   readonly events: MatcherEvents;
   readonly holding: Holdings;
   readonly settled: SettledMemory;
-  /** Attempts the engine released while a live worker still runs them. */
-  readonly released: Set<string>;
   readonly log: Logger;
   /** Fills the session's freed slot from its queue's backlog. */
   drain(session: Session, queue: TaskQueue): void;
@@ -41,7 +39,7 @@ export function receiveFrame(state: ResultState, session: Session, frame: Worker
       throw streamRefusal("invalid_frame", "hello: a session sends one hello");
     case "heartbeat": {
       const ref = frame.heartbeat.ref;
-      if (session.assigned.has(attemptKey(ref))) {
+      if (state.holding.get(attemptKey(ref))?.session === session) {
         state.events.heartbeat?.(ref, frame.heartbeat.details_json, session.ctx);
       }
       return;
@@ -75,7 +73,8 @@ function settle(
 ): void {
   const key = attemptKey(ref);
   const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
-  if (!session.assigned.has(key)) {
+  const holding = state.holding.get(key);
+  if (holding?.session !== session) {
     // A resend of a result already reported, or one this session never held: acknowledged
     // so the worker forgets it, never reported twice.
     if (!state.settled.has(key)) {
@@ -87,12 +86,10 @@ function settle(
     ack();
     return;
   }
-  session.assigned.delete(key);
-  const queue = state.holding.get(key)?.queue;
   state.holding.delete(key);
   state.settled.remember(key);
-  if (queue !== undefined && !session.closed) state.drain(session, queue);
-  if (state.released.delete(key)) {
+  if (!session.closed) state.drain(session, holding.queue);
+  if (holding.released) {
     ack();
     return;
   }

@@ -137,6 +137,57 @@ describe("matching rules", () => {
     assert.deepEqual(matcher.stats(), { sessions: 1, holding: 1, waiting: 0 });
   });
 
+  test("a run's live attempts: every one a live worker holds, as attempts come and go", () => {
+    const { events, attached } = recordingEvents();
+    const matcher = new Matcher({ events });
+    const sink = new RecordingSink();
+    const first = matcher.open(hello("w1", { concurrency: 8 }), sink);
+    const run = randomUUID();
+    const attempt = (activity_id: number): AttemptRef => ({ run_id: run, activity_id, attempt: 1 });
+    const [a, b, c, d] = [attempt(1), attempt(2), attempt(3), attempt(4)];
+    const other = ref();
+    for (const r of [a, b, other, c, d]) assert.equal(matcher.offer(offerOf(r)), "dispatched");
+    const live = () =>
+      matcher
+        .liveAttempts(run)
+        .map((l) => l.ref.activity_id)
+        .sort();
+    assert.deepEqual(live(), [1, 2, 3, 4]);
+    assert.deepEqual(
+      matcher.liveAttempts(other.run_id).map((l) => l.ref),
+      [other],
+    );
+    // Settled in the middle, at the newest and at the oldest of the run's attempts.
+    matcher.receive(first, completion(c));
+    assert.deepEqual(live(), [1, 2, 4]);
+    matcher.receive(first, completion(d));
+    assert.deepEqual(live(), [1, 2]);
+    matcher.receive(first, completion(a));
+    assert.deepEqual(live(), [2]);
+    assert.equal(matcher.workers()[0]!.busy, 2);
+    // Detached attempts are held but not live; re-attached, they are live again and count
+    // against the new session's slots; a released one is not kept at the close.
+    const e = attempt(5);
+    assert.equal(matcher.offer(offerOf(e)), "dispatched");
+    matcher.release(other, "start_to_close timeout");
+    matcher.close(first);
+    assert.deepEqual(live(), []);
+    assert.deepEqual(matcher.stats(), { sessions: 0, holding: 2, waiting: 0 });
+    const second = matcher.open(hello("w2", { running: [e, b], concurrency: 3 }), sink);
+    assert.deepEqual(attached, [e, b]);
+    assert.deepEqual(live(), [2, 5]);
+    assert.equal(matcher.workers()[0]!.busy, 2);
+    // One slot left: the next offer is placed, the one after waits.
+    const [f, g] = [attempt(6), attempt(7)];
+    assert.equal(matcher.offer(offerOf(f)), "dispatched");
+    assert.equal(matcher.offer(offerOf(g)), "queued");
+    assert.deepEqual(live(), [2, 5, 6]);
+    matcher.receive(second, completion(b));
+    // The freed slot took the waiting attempt.
+    assert.deepEqual(live(), [5, 6, 7]);
+    assert.equal(matcher.workers()[0]!.busy, 3);
+  });
+
   test("offers go round robin over the sessions with a free slot for the action", () => {
     const { events } = recordingEvents();
     const matcher = new Matcher({ events });
