@@ -32,6 +32,11 @@ export class Holding {
   /** The attempt's action, for its capabilities. */
   readonly action: string;
   /**
+   * When the matcher was offered it (`performance.now()`), kept across a re-attach; NaN for
+   * an attempt it never offered (re-attached after a server restart).
+   */
+  readonly offeredAt: number;
+  /**
    * The engine gave it up while a live worker still runs it: that worker's late result is
    * acknowledged and not reported.
    */
@@ -46,12 +51,14 @@ export class Holding {
     offer: TaskOffer | undefined,
     queue: TaskQueue,
     action: string,
+    offeredAt: number,
   ) {
     this.ref = ref;
     this.session = session;
     this.offer = offer;
     this.queue = queue;
     this.action = action;
+    this.offeredAt = offeredAt;
   }
 
   /** The attempt's run. */

@@ -110,8 +110,9 @@ export class Matcher {
     }
     const queue = this.#queues.get(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
+    const offeredAt = performance.now();
     if (session !== undefined) {
-      this.#assign(session, task, queue);
+      this.#assign(session, task, queue, offeredAt);
       return "dispatched";
     }
     if (queue.waiting >= this.#maxBacklog) {
@@ -121,7 +122,7 @@ export class Matcher {
       );
     }
     enqueue(queue, task);
-    this.#holding.set(key, new Holding(task.ref, undefined, task, queue, task.action));
+    this.#holding.set(key, new Holding(task.ref, undefined, task, queue, task.action, offeredAt));
     return "queued";
   }
 
@@ -267,7 +268,14 @@ export class Matcher {
         continue;
       }
       // Kept (without a session) so a reconnecting worker can re-attach it.
-      const orphan = new Holding(holding.ref, undefined, undefined, holding.queue, holding.action);
+      const orphan = new Holding(
+        holding.ref,
+        undefined,
+        undefined,
+        holding.queue,
+        holding.action,
+        holding.offeredAt,
+      );
       this.#holding.set(key, orphan);
       kept.push([key, orphan]);
       detached.push(holding.ref);
@@ -291,10 +299,10 @@ export class Matcher {
     timer.unref();
   }
 
-  #assign(session: Session, task: TaskOffer, queue: TaskQueue): void {
+  #assign(session: Session, task: TaskOffer, queue: TaskQueue, offeredAt: number): void {
     this.#holding.set(
       attemptKey(task.ref),
-      new Holding(task.ref, session, task, queue, task.action),
+      new Holding(task.ref, session, task, queue, task.action, offeredAt),
     );
     session.sink.push({
       frame: "task",
@@ -319,7 +327,8 @@ export class Matcher {
       while (backlog.size > 0 && session.busy < session.hello.concurrency) {
         const task = backlog.shift()!;
         queue.waiting--;
-        this.#assign(session, task, queue);
+        const waited = this.#holding.get(attemptKey(task.ref));
+        this.#assign(session, task, queue, waited?.offeredAt ?? Number.NaN);
         this.#opts.events.assigned?.(task.ref);
       }
       if (session.busy >= session.hello.concurrency) return;

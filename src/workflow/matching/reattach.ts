@@ -81,7 +81,10 @@ export function reattach(state: ReattachState, session: Session, queue: TaskQueu
       if (owner === undefined) continue;
       held = owner.action;
     }
-    state.holding.set(key, new Holding(ref, session, prior?.offer, queue, held));
+    state.holding.set(
+      key,
+      new Holding(ref, session, prior?.offer, queue, held, prior?.offeredAt ?? Number.NaN),
+    );
     attached.push(ref);
   }
   return attached;

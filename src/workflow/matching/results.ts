@@ -45,12 +45,12 @@ export function receiveFrame(state: ResultState, session: Session, frame: Worker
       return;
     }
     case "completion":
-      settle(state, session, frame.completion.ref, (ref) =>
-        state.events.completed(ref, frame.completion.output_json, session.ctx),
+      settle(state, session, frame.completion.ref, (ref, offeredAt) =>
+        state.events.completed(ref, frame.completion.output_json, session.ctx, offeredAt),
       );
       return;
     case "failure":
-      settle(state, session, frame.failure.ref, (ref) =>
+      settle(state, session, frame.failure.ref, (ref, offeredAt) =>
         state.events.failed(
           ref,
           {
@@ -59,6 +59,7 @@ export function receiveFrame(state: ResultState, session: Session, frame: Worker
             nonRetryable: frame.failure.non_retryable,
           },
           session.ctx,
+          offeredAt,
         ),
       );
       return;
@@ -69,7 +70,7 @@ function settle(
   state: ResultState,
   session: Session,
   ref: AttemptRef,
-  report: (ref: AttemptRef) => Promise<void> | void,
+  report: (ref: AttemptRef, offeredAt: number) => Promise<void> | void,
 ): void {
   const key = attemptKey(ref);
   const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
@@ -95,7 +96,7 @@ function settle(
   }
   let outcome: Promise<void> | void;
   try {
-    outcome = report(ref);
+    outcome = report(ref, holding.offeredAt);
   } catch (error) {
     state.settled.forget(key);
     abort(state, session, `result not accepted: ${String(error)}`);

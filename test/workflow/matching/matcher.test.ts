@@ -188,6 +188,39 @@ describe("matching rules", () => {
     assert.equal(matcher.workers()[0]!.busy, 3);
   });
 
+  test("a result is reported with when its attempt was offered, kept across a re-attach", () => {
+    const offeredAt = new Map<string, number | undefined>();
+    const events: MatcherEvents = {
+      completed: (r, _output, _ctx, at) => void offeredAt.set(r.run_id, at),
+      failed: (r, _failure, _ctx, at) => void offeredAt.set(r.run_id, at),
+    };
+    const matcher = new Matcher({ events });
+    const before = performance.now();
+    const [placed, waited, kept, unknown] = [ref(), ref(), ref(), ref()];
+    const first = matcher.open(hello("w1", { concurrency: 1 }), new RecordingSink());
+    assert.equal(matcher.offer(offerOf(placed)), "dispatched");
+    assert.equal(matcher.offer(offerOf(waited)), "queued");
+    const offered = performance.now();
+    matcher.receive(first, completion(placed));
+    // The freed slot took the waiting attempt: its time is still its offer's.
+    matcher.receive(first, {
+      frame: "failure",
+      failure: { ref: waited, code: "x", message: "m", non_retryable: false },
+    });
+    assert.equal(matcher.offer(offerOf(kept)), "dispatched");
+    matcher.close(first);
+    const second = matcher.open(hello("w2", { running: [kept, unknown] }), new RecordingSink());
+    matcher.receive(second, completion(kept));
+    matcher.receive(second, completion(unknown));
+    for (const r of [placed, waited]) {
+      const at = offeredAt.get(r.run_id)!;
+      assert.ok(at >= before && at <= offered, `${at} not in [${before}, ${offered}]`);
+    }
+    assert.ok(offeredAt.get(kept.run_id)! >= offered);
+    // Taken on the hello's word, never offered here: no offer time.
+    assert.ok(Number.isNaN(offeredAt.get(unknown.run_id)));
+  });
+
   test("offers go round robin over the sessions with a free slot for the action", () => {
     const { events } = recordingEvents();
     const matcher = new Matcher({ events });
