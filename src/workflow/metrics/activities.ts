@@ -19,7 +19,7 @@ export function meteredActivities(metrics: WorkflowMetrics): MeteredActivities {
     events: (inner) =>
       aroundEvents(inner, (_ref, outcome, _code, offeredAt) => {
         if (offeredAt === undefined || Number.isNaN(offeredAt)) return;
-        metrics.activities.observe({ outcome }, (performance.now() - offeredAt) / 1000);
+        metrics.activities.observe(outcome, (performance.now() - offeredAt) / 1000);
       }),
   };
 }
