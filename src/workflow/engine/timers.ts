@@ -9,6 +9,8 @@
  * rebuilt from history after a restart.
  */
 
+import { YoungMap } from "./young-map.ts";
+
 interface Node {
   readonly at: number;
   readonly space: number;
@@ -28,7 +30,7 @@ const MAX_DELAY = 2_147_483_647;
 export class TimerQueue<T> {
   readonly #heap: Node[] = [];
   /** Entries by space, then key. */
-  readonly #spaces: Map<string, Entry<T>>[] = [new Map()];
+  readonly #spaces: YoungMap<string, Entry<T>>[] = [new YoungMap()];
   #size = 0;
   readonly #fire: (key: string, payload: T) => void;
   readonly #now: () => number;
@@ -46,10 +48,10 @@ export class TimerQueue<T> {
     return this.#size;
   }
 
-  #space(space: number): Map<string, Entry<T>> {
+  #space(space: number): YoungMap<string, Entry<T>> {
     let entries = this.#spaces[space];
     while (entries === undefined) {
-      this.#spaces.push(new Map());
+      this.#spaces.push(new YoungMap());
       entries = this.#spaces[space];
     }
     return entries;

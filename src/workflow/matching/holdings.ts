@@ -14,6 +14,7 @@
 
 import type { AttemptRef } from "../../protocol/attempt.ts";
 import type { TaskOffer } from "../engine/dispatcher.ts";
+import { YoungMap } from "../engine/young-map.ts";
 import type { Session } from "./session.ts";
 import type { TaskQueue } from "./task-queue.ts";
 
@@ -73,9 +74,9 @@ export class Holding {
  * Each session's count of attempts assigned to it (`busy`) follows the records.
  */
 export class Holdings {
-  readonly #all = new Map<string, Holding>();
+  readonly #all = new YoungMap<string, Holding>();
   /** The first record of each run with any (the rest follow `nextInRun`). */
-  readonly #byRun = new Map<string, Holding>();
+  readonly #byRun = new YoungMap<string, Holding>();
 
   get size(): number {
     return this.#all.size;
