@@ -45,35 +45,46 @@ export function receiveFrame(state: ResultState, session: Session, frame: Worker
       return;
     }
     case "completion":
-      settle(state, session, frame.completion.ref, (ref, offeredAt) =>
-        state.events.completed(ref, frame.completion.output_json, session.ctx, offeredAt),
-      );
+      settle(state, session, frame.completion.ref, frame);
       return;
     case "failure":
-      settle(state, session, frame.failure.ref, (ref, offeredAt) =>
-        state.events.failed(
-          ref,
-          {
-            code: frame.failure.code || "handler_error",
-            message: frame.failure.message,
-            nonRetryable: frame.failure.non_retryable,
-          },
-          session.ctx,
-          offeredAt,
-        ),
-      );
+      settle(state, session, frame.failure.ref, frame);
       return;
   }
 }
 
-function settle(
+type ResultFrame = Extract<WorkerFrame, { frame: "completion" | "failure" }>;
+
+/** Reports a result to the engine (a function of the frame, not a closure per result). */
+function report(
   state: ResultState,
   session: Session,
-  ref: AttemptRef,
-  report: (ref: AttemptRef, offeredAt: number) => Promise<void> | void,
-): void {
+  frame: ResultFrame,
+  offeredAt: number,
+): Promise<void> | void {
+  if (frame.frame === "completion") {
+    const { ref, output_json } = frame.completion;
+    return state.events.completed(ref, output_json, session.ctx, offeredAt);
+  }
+  const { failure } = frame;
+  return state.events.failed(
+    failure.ref,
+    {
+      code: failure.code || "handler_error",
+      message: failure.message,
+      nonRetryable: failure.non_retryable,
+    },
+    session.ctx,
+    offeredAt,
+  );
+}
+
+function ack(session: Session, ref: AttemptRef): void {
+  session.sink.push({ frame: "ack", ack: { ref } });
+}
+
+function settle(state: ResultState, session: Session, ref: AttemptRef, frame: ResultFrame): void {
   const key = attemptKey(ref);
-  const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
   const holding = state.holding.get(key);
   if (holding?.session !== session) {
     // A resend of a result already reported, or one this session never held: acknowledged
@@ -84,32 +95,35 @@ function settle(
         "result for an attempt this session does not hold; dropped",
       );
     }
-    ack();
+    ack(session, ref);
     return;
   }
   state.holding.delete(key);
   state.settled.remember(key);
   if (!session.closed) state.drain(session, holding.queue);
   if (holding.released) {
-    ack();
+    ack(session, ref);
     return;
   }
   let outcome: Promise<void> | void;
   try {
-    outcome = report(ref, holding.offeredAt);
+    outcome = report(state, session, frame, holding.offeredAt);
   } catch (error) {
     state.settled.forget(key);
     abort(state, session, `result not accepted: ${String(error)}`);
     return;
   }
   if (!(outcome instanceof Promise)) {
-    ack();
+    ack(session, ref);
     return;
   }
-  outcome.then(ack, (error: unknown) => {
-    state.settled.forget(key);
-    abort(state, session, `result not accepted: ${String(error)}`);
-  });
+  outcome.then(
+    () => ack(session, ref),
+    (error: unknown) => {
+      state.settled.forget(key);
+      abort(state, session, `result not accepted: ${String(error)}`);
+    },
+  );
 }
 
 function abort(state: ResultState, session: Session, message: string): void {
