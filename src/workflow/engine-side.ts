@@ -169,7 +169,7 @@ export async function startEngineSide(roles: EngineSideRoles): Promise<EngineSid
     },
   );
   const agentAware = withAgentCancel(endpoint.matcher, roles.hub);
-  const local = roles.activities.dispatcher(tracing?.dispatcher(agentAware) ?? agentAware);
+  const local = tracing?.dispatcher(agentAware) ?? agentAware;
   metrics.observe(nodeProbes(running, endpoint.matcher));
   let relay: TaskRelay | undefined;
   if (cluster === undefined) running.attach(local);

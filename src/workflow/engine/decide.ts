@@ -73,8 +73,11 @@ interface Walk {
   readonly now: number;
   readonly commands: Command[];
   nextActivityId: number;
-  /** Signals (by history position) already taken by a wait earlier in the walk. */
-  readonly consumed: Set<number>;
+  /**
+   * Signals (by history position) already taken by a wait earlier in the walk; made when a
+   * wait first reads it (`consumedOf`), so a walk without one makes no set.
+   */
+  consumed: Set<number> | undefined;
   /** Set when the run must fail; the walk stops. */
   fail: Command | undefined;
   readonly memos: CollectMemos | undefined;
@@ -88,6 +91,12 @@ interface Walk {
   readonly skipped: number;
   /** The top-level scope, made when an expression first needs it. */
   top: Scope | undefined;
+}
+
+/** The signals taken so far in the walk: those of the skipped prefix, then the walk's own. */
+function consumedOf(walk: Walk): Set<number> {
+  walk.consumed ??= new Set(walk.prefix?.consumed);
+  return walk.consumed;
 }
 
 /**
@@ -169,7 +178,7 @@ export function decideNow(
     now,
     commands,
     nextActivityId: state.activities.size + 1,
-    consumed: new Set(prefix?.consumed),
+    consumed: undefined,
     fail: undefined,
     memos,
     outputs: {},
@@ -213,12 +222,16 @@ function walkSteps(
 function stepEnded(walk: Walk, step: Step, outcome: Outcome): Decision | undefined {
   if (walk.fail !== undefined) return failed(walk);
   if (!outcome.done) return { commands: walk.commands };
-  walk.unread.push([step.id, outcome]);
+  // One entry for both lists: neither changes an entry once pushed.
+  const entry: [id: string, outcome: Done] = [step.id, outcome as Done];
+  walk.unread.push(entry);
   // Every step before this one is done too (the walk stops at the first that is not).
   const prefix = walk.prefix;
   if (prefix !== undefined) {
-    prefix.outcomes.push([step.id, outcome]);
-    if (walk.consumed.size !== prefix.consumed.length) prefix.consumed = [...walk.consumed];
+    prefix.outcomes.push(entry);
+    if (walk.consumed !== undefined && walk.consumed.size !== prefix.consumed.length) {
+      prefix.consumed = [...walk.consumed];
+    }
   }
   return undefined;
 }
@@ -321,14 +334,15 @@ function runStep(
     case "wait": {
       const timer = state.timers.get(waitTimer(key));
       const firedSeq = timer?.fired === true ? timer.firedSeq : undefined;
+      const consumed = consumedOf(walk);
       const signal = state.signals.find(
         (s) =>
           s.signal === step.signal &&
-          !walk.consumed.has(s.seq) &&
+          !consumed.has(s.seq) &&
           (firedSeq === undefined || s.seq < firedSeq),
       );
       if (signal !== undefined) {
-        walk.consumed.add(signal.seq);
+        consumed.add(signal.seq);
         return { done: true, json: signal.payloadJson };
       }
       if (timer?.fired === true) {

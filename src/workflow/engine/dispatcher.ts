@@ -47,8 +47,22 @@ export interface ActivityFailure {
  * resends the result to a healthier server.
  */
 export interface MatcherEvents {
-  completed(ref: AttemptRef, outputJson: string, ctx: ResultContext): Promise<void> | void;
-  failed(ref: AttemptRef, failure: ActivityFailure, ctx: ResultContext): Promise<void> | void;
+  /**
+   * `offeredAt` is when the matcher was offered the attempt (`performance.now()`), for the
+   * activity latency metric; NaN for one it did not offer (re-attached after a restart).
+   */
+  completed(
+    ref: AttemptRef,
+    outputJson: string,
+    ctx: ResultContext,
+    offeredAt?: number,
+  ): Promise<void> | void;
+  failed(
+    ref: AttemptRef,
+    failure: ActivityFailure,
+    ctx: ResultContext,
+    offeredAt?: number,
+  ): Promise<void> | void;
   heartbeat?(ref: AttemptRef, detailsJson: string, ctx: ResultContext): void;
   /** A session ended while these attempts were assigned to it. */
   detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;

@@ -28,7 +28,7 @@ interface Advanced {
   readonly commands: readonly Command[];
   readonly waiters: InboxItem[];
   /** Child runs started by this run's decisions (recorded in the same commit). */
-  readonly spawned: Run[];
+  readonly spawned: readonly Run[];
   readonly resumed: boolean;
 }
 
@@ -55,7 +55,7 @@ export async function tick(core: EngineCore): Promise<void> {
   core.dirty = new Set();
   const pending: PendingCommit = core.pending ?? nextPending(core);
   core.pending = pending;
-  const effects: { run: Run; commands: Command[] }[] = [];
+  const effects: { run: Run; commands: readonly Command[] }[] = [];
   for (const run of runs) {
     const wasLive = isLive(run.state) || run.state.started === undefined;
     let advanced: Advanced;
@@ -74,8 +74,9 @@ export async function tick(core: EngineCore): Promise<void> {
         status: run.state.status,
       });
     }
-    pending.waiters.push(...advanced.waiters);
-    if (advanced.commands.length > 0) effects.push({ run, commands: [...advanced.commands] });
+    for (const waiter of advanced.waiters) pending.waiters.push(waiter);
+    // A decision's commands are its own array (decide builds one per decision): no copy.
+    if (advanced.commands.length > 0) effects.push({ run, commands: advanced.commands });
     for (const child of advanced.spawned) {
       // The child's start joins the commit that records ChildStarted in the parent.
       core.runs.set(child.id.runId, child);
@@ -225,22 +226,26 @@ export function advance(core: EngineCore, run: Run, now: number): Advanced | Pro
     events.push(item.event);
     waiters.push(item);
   }
-  const refuse = (error: unknown): never => {
-    for (const item of waiters) item.fail?.(error);
-    throw error;
-  };
   try {
     const decision = decideNow(run.definition, run.state, now, run.memos);
     if (decision instanceof Promise) {
       return decision
         .then((d) => withChildren(core, run, now, d.commands, events, waiters, resumed))
-        .catch(refuse);
+        .catch((error: unknown) => refuse(waiters, error));
     }
     const advanced = withChildren(core, run, now, decision.commands, events, waiters, resumed);
-    return advanced instanceof Promise ? advanced.catch(refuse) : advanced;
+    return advanced instanceof Promise
+      ? advanced.catch((error: unknown) => refuse(waiters, error))
+      : advanced;
   } catch (error) {
-    return refuse(error);
+    return refuse(waiters, error);
   }
+}
+
+/** A decision that failed fails the inputs it applied, then the run (the tick quarantines it). */
+function refuse(waiters: readonly InboxItem[], error: unknown): never {
+  for (const item of waiters) item.fail?.(error);
+  throw error;
 }
 
 /** The child definitions a decision needs (only a StartChild awaits them), then `record`. */
@@ -262,6 +267,8 @@ function withChildren(
 }
 
 const NO_CHILDREN: ReadonlyMap<string, WorkflowDefinition> = new Map();
+/** What most decisions spawn (`record` makes an array of its own for a child). */
+const NO_SPAWNS: readonly Run[] = [];
 
 /** Applies a decision's events to the run and gathers what the tick hands on. */
 function record(
@@ -274,7 +281,7 @@ function record(
   waiters: InboxItem[],
   resumed: boolean,
 ): Advanced {
-  const spawned: Run[] = [];
+  let spawned: Run[] | undefined;
   let commands = decided;
   if (children instanceof SkeinError) {
     commands = [
@@ -286,6 +293,7 @@ function record(
     let event = eventOf(command, now);
     if (command.type === "StartChild" && !(children instanceof SkeinError)) {
       const child = childRun(run, command, children.get(command.stepId)!, now);
+      spawned ??= [];
       spawned.push(child);
       event = {
         type: "ChildStarted",
@@ -309,7 +317,7 @@ function record(
       });
     }
   }
-  return { events, commands, waiters, spawned, resumed };
+  return { events, commands, waiters, spawned: spawned ?? NO_SPAWNS, resumed };
 }
 /**
  * A run whose history or definition the engine cannot work with (a corrupt history, a

@@ -9,16 +9,17 @@
  * rebuilt from history after a restart.
  */
 
-interface Node {
+import { YoungMap } from "./young-map.ts";
+
+/**
+ * One timer, both the heap's node and its key's entry: a node is live while its key's entry
+ * is this very node, so replacing or deleting a key leaves its old node stale in the heap,
+ * skipped when it surfaces (one object per timer set, no sequence numbers to compare).
+ */
+interface Node<T> {
   readonly at: number;
   readonly space: number;
   readonly key: string;
-  readonly seq: number;
-}
-
-interface Entry<T> {
-  readonly at: number;
-  readonly seq: number;
   readonly payload: T;
 }
 
@@ -26,13 +27,12 @@ interface Entry<T> {
 const MAX_DELAY = 2_147_483_647;
 
 export class TimerQueue<T> {
-  readonly #heap: Node[] = [];
-  /** Entries by space, then key. */
-  readonly #spaces: Map<string, Entry<T>>[] = [new Map()];
+  readonly #heap: Node<T>[] = [];
+  /** Live nodes by space, then key. */
+  readonly #spaces: YoungMap<string, Node<T>>[] = [new YoungMap()];
   #size = 0;
   readonly #fire: (key: string, payload: T) => void;
   readonly #now: () => number;
-  #seq = 0;
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -46,10 +46,10 @@ export class TimerQueue<T> {
     return this.#size;
   }
 
-  #space(space: number): Map<string, Entry<T>> {
+  #space(space: number): YoungMap<string, Node<T>> {
     let entries = this.#spaces[space];
     while (entries === undefined) {
-      this.#spaces.push(new Map());
+      this.#spaces.push(new YoungMap());
       entries = this.#spaces[space];
     }
     return entries;
@@ -61,12 +61,12 @@ export class TimerQueue<T> {
 
   /** Fires `payload` under `key` (in `space`) at time `at` (ms since the epoch), replacing any entry. */
   set(key: string, at: number, payload: T, space = 0): void {
-    const seq = ++this.#seq;
     const entries = this.#space(space);
     const size = entries.size;
-    entries.set(key, { at, seq, payload });
+    const node: Node<T> = { at, space, key, payload };
+    entries.set(key, node);
     this.#size += entries.size - size;
-    this.#push({ at, space, key, seq });
+    this.#push(node);
     // Deleted and replaced entries leave stale nodes behind; rebuild before they dominate.
     if (this.#heap.length > 4 * this.#size + 1024) this.#compact();
     if (at < this.#armedFor) this.#arm();
@@ -86,8 +86,8 @@ export class TimerQueue<T> {
 
   #compact(): void {
     this.#heap.length = 0;
-    for (const [space, entries] of this.#spaces.entries()) {
-      for (const [key, e] of entries) this.#push({ at: e.at, space, key, seq: e.seq });
+    for (const entries of this.#spaces) {
+      for (const node of entries.values()) this.#push(node);
     }
     this.#arm();
   }
@@ -110,27 +110,25 @@ export class TimerQueue<T> {
     const now = this.#now();
     for (let top = this.#peekLive(); top !== undefined && top.at <= now; top = this.#peekLive()) {
       this.#pop();
-      const entries = this.#spaces[top.space]!;
-      const entry = entries.get(top.key)!;
-      entries.delete(top.key);
+      this.#spaces[top.space]!.delete(top.key);
       this.#size--;
-      this.#fire(top.key, entry.payload);
+      this.#fire(top.key, top.payload);
       if (this.#closed) return;
     }
     this.#arm();
   }
 
   /** The earliest node whose entry is still current, dropping stale ones. */
-  #peekLive(): Node | undefined {
+  #peekLive(): Node<T> | undefined {
     while (this.#heap.length > 0) {
       const top = this.#heap[0]!;
-      if (this.#spaces[top.space]!.get(top.key)?.seq === top.seq) return top;
+      if (this.#spaces[top.space]!.get(top.key) === top) return top;
       this.#pop();
     }
     return undefined;
   }
 
-  #push(node: Node): void {
+  #push(node: Node<T>): void {
     const heap = this.#heap;
     heap.push(node);
     let i = heap.length - 1;

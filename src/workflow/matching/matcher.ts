@@ -36,7 +36,7 @@ import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { MatcherEvents, OfferOutcome, TaskOffer } from "../engine/dispatcher.ts";
 import { attemptFailure, engineFault } from "../errors.ts";
-import { type Holding, Holdings } from "./holdings.ts";
+import { Holding, Holdings } from "./holdings.ts";
 import { checkReattach, type ReattachState, reattach } from "./reattach.ts";
 import { type ResultState, receiveFrame } from "./results.ts";
 import type { Session, SessionSink } from "./session.ts";
@@ -79,8 +79,6 @@ export class Matcher {
   readonly #maxBacklog: number;
   readonly #detachedTtlMs: number;
   readonly #sessions = new Set<Session>();
-  /** Attempts the engine released while a live worker still runs them. */
-  readonly #released = new Set<string>();
 
   constructor(options: MatcherOptions) {
     this.#opts = options;
@@ -98,7 +96,6 @@ export class Matcher {
       events: options.events,
       holding: this.#holding,
       settled: this.#settled,
-      released: this.#released,
       log: this.#log,
       drain: (session, queue) => this.#drain(session, queue),
       close: (session) => this.close(session),
@@ -113,8 +110,9 @@ export class Matcher {
     }
     const queue = this.#queues.get(task.namespace, task.taskQueue);
     const session = pickSession(queue, task.action);
+    const offeredAt = performance.now();
     if (session !== undefined) {
-      this.#assign(session, task, queue);
+      this.#assign(session, task, queue, offeredAt);
       return "dispatched";
     }
     if (queue.waiting >= this.#maxBacklog) {
@@ -124,13 +122,7 @@ export class Matcher {
       );
     }
     enqueue(queue, task);
-    this.#holding.set(key, {
-      runId: task.ref.run_id,
-      session: undefined,
-      offer: task,
-      queue,
-      action: task.action,
-    });
+    this.#holding.set(key, new Holding(task.ref, undefined, task, queue, task.action, offeredAt));
     return "queued";
   }
 
@@ -180,7 +172,7 @@ export class Matcher {
       this.#settled.remember(key);
       return;
     }
-    this.#released.add(key);
+    holding.released = true;
     this.cancel(ref, reason);
   }
 
@@ -234,7 +226,7 @@ export class Matcher {
         sessionId: id,
       },
       actions,
-      assigned: new Map(),
+      busy: 0,
       sink,
       closed: false,
     };
@@ -268,28 +260,26 @@ export class Matcher {
     }
     const detached: AttemptRef[] = [];
     const kept: [string, Holding][] = [];
-    for (const [key, ref] of session.assigned) {
-      const holding = this.#holding.get(key);
-      if (holding?.session !== session) continue;
-      if (this.#released.delete(key)) {
+    for (const [key, holding] of this.#holding.ofSession(session)) {
+      if (holding.released) {
         // The engine already gave it up: nothing to keep for a re-attach.
         this.#holding.delete(key);
         this.#settled.remember(key);
         continue;
       }
       // Kept (without a session) so a reconnecting worker can re-attach it.
-      const orphan: Holding = {
-        runId: holding.runId,
-        session: undefined,
-        offer: undefined,
-        queue: holding.queue,
-        action: holding.action,
-      };
+      const orphan = new Holding(
+        holding.ref,
+        undefined,
+        undefined,
+        holding.queue,
+        holding.action,
+        holding.offeredAt,
+      );
       this.#holding.set(key, orphan);
       kept.push([key, orphan]);
-      detached.push(ref);
+      detached.push(holding.ref);
     }
-    session.assigned.clear();
     if (queue !== undefined) this.#queues.prune(queue);
     if (kept.length > 0) this.#expire(kept);
     this.#log.info(
@@ -309,16 +299,11 @@ export class Matcher {
     timer.unref();
   }
 
-  #assign(session: Session, task: TaskOffer, queue: TaskQueue): void {
-    const key = attemptKey(task.ref);
-    session.assigned.set(key, task.ref);
-    this.#holding.set(key, {
-      runId: task.ref.run_id,
-      session,
-      offer: task,
-      queue,
-      action: task.action,
-    });
+  #assign(session: Session, task: TaskOffer, queue: TaskQueue, offeredAt: number): void {
+    this.#holding.set(
+      attemptKey(task.ref),
+      new Holding(task.ref, session, task, queue, task.action, offeredAt),
+    );
     session.sink.push({
       frame: "task",
       task: {
@@ -339,13 +324,14 @@ export class Matcher {
     for (const action of session.actions.keys()) {
       const backlog = queue.backlog.get(action);
       if (backlog === undefined) continue;
-      while (backlog.size > 0 && session.assigned.size < session.hello.concurrency) {
+      while (backlog.size > 0 && session.busy < session.hello.concurrency) {
         const task = backlog.shift()!;
         queue.waiting--;
-        this.#assign(session, task, queue);
+        const waited = this.#holding.get(attemptKey(task.ref));
+        this.#assign(session, task, queue, waited?.offeredAt ?? Number.NaN);
         this.#opts.events.assigned?.(task.ref);
       }
-      if (session.assigned.size >= session.hello.concurrency) return;
+      if (session.busy >= session.hello.concurrency) return;
     }
   }
 

@@ -11,7 +11,7 @@ import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { MatcherEvents } from "../engine/dispatcher.ts";
 import { streamRefusal } from "../errors.ts";
-import type { Holdings } from "./holdings.ts";
+import { Holding, type Holdings } from "./holdings.ts";
 import type { Session } from "./session.ts";
 import type { SettledMemory } from "./settled.ts";
 import { type TaskQueue, withdraw } from "./task-queue.ts";
@@ -65,8 +65,9 @@ export function reattach(state: ReattachState, session: Session, queue: TaskQueu
       break;
     }
     const key = attemptKey(ref);
-    if (state.settled.has(key) || session.assigned.has(key)) continue;
+    if (state.settled.has(key)) continue;
     const prior = state.holding.get(key);
+    if (prior?.session === session) continue;
     // Assigned to another live worker since: that one's result counts, not this one's.
     if (prior?.session !== undefined && !prior.session.closed) continue;
     let held = action;
@@ -80,14 +81,10 @@ export function reattach(state: ReattachState, session: Session, queue: TaskQueu
       if (owner === undefined) continue;
       held = owner.action;
     }
-    session.assigned.set(key, ref);
-    state.holding.set(key, {
-      runId: ref.run_id,
-      session,
-      offer: prior?.offer,
-      queue,
-      action: held,
-    });
+    state.holding.set(
+      key,
+      new Holding(ref, session, prior?.offer, queue, held, prior?.offeredAt ?? Number.NaN),
+    );
     attached.push(ref);
   }
   return attached;

@@ -24,8 +24,6 @@ export interface ResultState {
   readonly events: MatcherEvents;
   readonly holding: Holdings;
   readonly settled: SettledMemory;
-  /** Attempts the engine released while a live worker still runs them. */
-  readonly released: Set<string>;
   readonly log: Logger;
   /** Fills the session's freed slot from its queue's backlog. */
   drain(session: Session, queue: TaskQueue): void;
@@ -41,41 +39,54 @@ export function receiveFrame(state: ResultState, session: Session, frame: Worker
       throw streamRefusal("invalid_frame", "hello: a session sends one hello");
     case "heartbeat": {
       const ref = frame.heartbeat.ref;
-      if (session.assigned.has(attemptKey(ref))) {
+      if (state.holding.get(attemptKey(ref))?.session === session) {
         state.events.heartbeat?.(ref, frame.heartbeat.details_json, session.ctx);
       }
       return;
     }
     case "completion":
-      settle(state, session, frame.completion.ref, (ref) =>
-        state.events.completed(ref, frame.completion.output_json, session.ctx),
-      );
+      settle(state, session, frame.completion.ref, frame);
       return;
     case "failure":
-      settle(state, session, frame.failure.ref, (ref) =>
-        state.events.failed(
-          ref,
-          {
-            code: frame.failure.code || "handler_error",
-            message: frame.failure.message,
-            nonRetryable: frame.failure.non_retryable,
-          },
-          session.ctx,
-        ),
-      );
+      settle(state, session, frame.failure.ref, frame);
       return;
   }
 }
 
-function settle(
+type ResultFrame = Extract<WorkerFrame, { frame: "completion" | "failure" }>;
+
+/** Reports a result to the engine (a function of the frame, not a closure per result). */
+function report(
   state: ResultState,
   session: Session,
-  ref: AttemptRef,
-  report: (ref: AttemptRef) => Promise<void> | void,
-): void {
+  frame: ResultFrame,
+  offeredAt: number,
+): Promise<void> | void {
+  if (frame.frame === "completion") {
+    const { ref, output_json } = frame.completion;
+    return state.events.completed(ref, output_json, session.ctx, offeredAt);
+  }
+  const { failure } = frame;
+  return state.events.failed(
+    failure.ref,
+    {
+      code: failure.code || "handler_error",
+      message: failure.message,
+      nonRetryable: failure.non_retryable,
+    },
+    session.ctx,
+    offeredAt,
+  );
+}
+
+function ack(session: Session, ref: AttemptRef): void {
+  session.sink.push({ frame: "ack", ack: { ref } });
+}
+
+function settle(state: ResultState, session: Session, ref: AttemptRef, frame: ResultFrame): void {
   const key = attemptKey(ref);
-  const ack = () => session.sink.push({ frame: "ack", ack: { ref } });
-  if (!session.assigned.has(key)) {
+  const holding = state.holding.get(key);
+  if (holding?.session !== session) {
     // A resend of a result already reported, or one this session never held: acknowledged
     // so the worker forgets it, never reported twice.
     if (!state.settled.has(key)) {
@@ -84,34 +95,35 @@ function settle(
         "result for an attempt this session does not hold; dropped",
       );
     }
-    ack();
+    ack(session, ref);
     return;
   }
-  session.assigned.delete(key);
-  const queue = state.holding.get(key)?.queue;
   state.holding.delete(key);
   state.settled.remember(key);
-  if (queue !== undefined && !session.closed) state.drain(session, queue);
-  if (state.released.delete(key)) {
-    ack();
+  if (!session.closed) state.drain(session, holding.queue);
+  if (holding.released) {
+    ack(session, ref);
     return;
   }
   let outcome: Promise<void> | void;
   try {
-    outcome = report(ref);
+    outcome = report(state, session, frame, holding.offeredAt);
   } catch (error) {
     state.settled.forget(key);
     abort(state, session, `result not accepted: ${String(error)}`);
     return;
   }
   if (!(outcome instanceof Promise)) {
-    ack();
+    ack(session, ref);
     return;
   }
-  outcome.then(ack, (error: unknown) => {
-    state.settled.forget(key);
-    abort(state, session, `result not accepted: ${String(error)}`);
-  });
+  outcome.then(
+    () => ack(session, ref),
+    (error: unknown) => {
+      state.settled.forget(key);
+      abort(state, session, `result not accepted: ${String(error)}`);
+    },
+  );
 }
 
 function abort(state: ResultState, session: Session, message: string): void {

@@ -1,10 +1,9 @@
 /**
- * A worker session as the matcher sees it: what the worker declared in its hello, the
- * attempts assigned to it, and the `SessionSink` its frames go out through. The matcher
+ * A worker session as the matcher sees it: what the worker declared in its hello, how many
+ * attempts are assigned to it, and the `SessionSink` its frames go out through. The matcher
  * knows nothing of gRPC: the stream adapter (rpc/worker-stream.ts) implements the sink.
  */
 
-import type { AttemptRef } from "../../protocol/attempt.ts";
 import type { DecodedHello } from "../../protocol/worker-stream/decode.ts";
 import type { ServerFrame } from "../../protocol/worker-stream/frames.ts";
 import type { ResultContext } from "../engine/dispatcher.ts";
@@ -26,12 +25,16 @@ export interface Session {
   readonly hello: DecodedHello;
   readonly ctx: ResultContext;
   readonly actions: ReadonlyMap<string, readonly string[]>;
-  readonly assigned: Map<string, AttemptRef>;
+  /**
+   * Attempts assigned to it (held with it as their session: holdings.ts keeps the count);
+   * the records themselves are the matcher's holdings.
+   */
+  busy: number;
   readonly sink: SessionSink;
   closed: boolean;
 }
 
 /** Whether a session has a free handler slot for `action`. */
 export function hasSlotFor(session: Session, action: string): boolean {
-  return session.assigned.size < session.hello.concurrency && session.actions.has(action);
+  return session.busy < session.hello.concurrency && session.actions.has(action);
 }

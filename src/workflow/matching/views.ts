@@ -43,21 +43,18 @@ export function workerSessions(sessions: Iterable<Session>): WorkerSession[] {
     deployment: s.hello.deployment,
     instanceId: s.hello.instance_id,
     actions: s.hello.actions,
-    busy: s.assigned.size,
+    busy: s.busy,
   }));
 }
 
 /** Attempts of a run currently held by a live session, with their capabilities. */
 export function liveAttemptsOf(holdings: Holdings, runId: string): LiveAttempt[] {
   const out: LiveAttempt[] = [];
-  for (const key of holdings.ofRun(runId)) {
-    const holding = holdings.get(key)!;
+  for (const holding of holdings.ofRun(runId)) {
     const s = holding.session;
     if (s === undefined || s.closed) continue;
-    const ref = s.assigned.get(key);
-    if (ref === undefined || ref.run_id !== runId) continue;
     out.push({
-      ref,
+      ref: holding.ref,
       capabilities: s.actions.get(holding.action) ?? [],
       workerName: s.hello.name,
       sessionId: s.id,

@@ -42,19 +42,27 @@ export function aroundDispatcher(inner: Dispatcher, hooks: DispatchHooks): Dispa
   };
 }
 
-/** A result's outcome, and the failure's code when it failed. */
-export type Settled = (ref: AttemptRef, outcome: "completed" | "failed", code?: string) => void;
+/**
+ * A result's outcome, the failure's code when it failed, and when the matcher was offered
+ * the attempt (see `MatcherEvents.completed`).
+ */
+export type Settled = (
+  ref: AttemptRef,
+  outcome: "completed" | "failed",
+  code: string | undefined,
+  offeredAt: number | undefined,
+) => void;
 
 export function aroundEvents(inner: MatcherEvents, settled: Settled): MatcherEvents {
   return {
     ...inner,
-    completed(ref, outputJson, ctx) {
-      settled(ref, "completed");
-      return inner.completed(ref, outputJson, ctx);
+    completed(ref, outputJson, ctx, offeredAt) {
+      settled(ref, "completed", undefined, offeredAt);
+      return inner.completed(ref, outputJson, ctx, offeredAt);
     },
-    failed(ref, failure, ctx) {
-      settled(ref, "failed", failure.code);
-      return inner.failed(ref, failure, ctx);
+    failed(ref, failure, ctx, offeredAt) {
+      settled(ref, "failed", failure.code, offeredAt);
+      return inner.failed(ref, failure, ctx, offeredAt);
     },
   };
 }

@@ -12,9 +12,10 @@
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { OneLabelHistogram } from "./histogram.ts";
 
 /** Seconds buckets for work from sub-millisecond to minutes (activities, HTTP, commits). */
-const SECONDS_BUCKETS = [
+export const SECONDS_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ];
 /** Sizes of one group commit, in runs or events. */
@@ -42,7 +43,7 @@ export interface WorkflowProbes {
 export class WorkflowMetrics {
   readonly registry = new Registry();
   readonly runsEnded: Counter<"status">;
-  readonly activities: Histogram<"outcome">;
+  readonly activities: OneLabelHistogram<"outcome">;
   readonly commitSeconds: Histogram;
   readonly commitRuns: Histogram;
   readonly commitEvents: Histogram;
@@ -61,10 +62,10 @@ export class WorkflowMetrics {
       labelNames: ["status"],
       registers,
     });
-    this.activities = new Histogram({
+    this.activities = new OneLabelHistogram({
       name: "skein_activity_seconds",
       help: "Activity attempts from offer to a worker's result (schedule to close), by outcome.",
-      labelNames: ["outcome"],
+      labelName: "outcome",
       buckets: SECONDS_BUCKETS,
       registers,
     });

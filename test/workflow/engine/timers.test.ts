@@ -65,6 +65,22 @@ describe("TimerQueue", () => {
     q.close();
   });
 
+  test("a key in one space is apart from the same key in another", async () => {
+    const { q, fired, advance } = queue();
+    q.set("k", 1_010, "s0");
+    q.set("k", 1_020, "s2", 2);
+    q.set("k", 1_030, "s3", 3);
+    assert.equal(q.size, 3);
+    assert.ok(q.has("k", 2) && !q.has("k", 1));
+    q.delete("k", 3);
+    q.set("k", 1_015, "s2 again", 2);
+    assert.equal(q.size, 2);
+    await advance(40, 2);
+    assert.deepEqual(fired, ["k=s0", "k=s2 again"]);
+    assert.equal(q.size, 0);
+    q.close();
+  });
+
   test("close stops everything", async () => {
     const { q, fired, advance } = queue();
     q.set("a", 1_001, "1");

@@ -137,6 +137,90 @@ describe("matching rules", () => {
     assert.deepEqual(matcher.stats(), { sessions: 1, holding: 1, waiting: 0 });
   });
 
+  test("a run's live attempts: every one a live worker holds, as attempts come and go", () => {
+    const { events, attached } = recordingEvents();
+    const matcher = new Matcher({ events });
+    const sink = new RecordingSink();
+    const first = matcher.open(hello("w1", { concurrency: 8 }), sink);
+    const run = randomUUID();
+    const attempt = (activity_id: number): AttemptRef => ({ run_id: run, activity_id, attempt: 1 });
+    const [a, b, c, d] = [attempt(1), attempt(2), attempt(3), attempt(4)];
+    const other = ref();
+    for (const r of [a, b, other, c, d]) assert.equal(matcher.offer(offerOf(r)), "dispatched");
+    const live = () =>
+      matcher
+        .liveAttempts(run)
+        .map((l) => l.ref.activity_id)
+        .sort();
+    assert.deepEqual(live(), [1, 2, 3, 4]);
+    assert.deepEqual(
+      matcher.liveAttempts(other.run_id).map((l) => l.ref),
+      [other],
+    );
+    // Settled in the middle, at the newest and at the oldest of the run's attempts.
+    matcher.receive(first, completion(c));
+    assert.deepEqual(live(), [1, 2, 4]);
+    matcher.receive(first, completion(d));
+    assert.deepEqual(live(), [1, 2]);
+    matcher.receive(first, completion(a));
+    assert.deepEqual(live(), [2]);
+    assert.equal(matcher.workers()[0]!.busy, 2);
+    // Detached attempts are held but not live; re-attached, they are live again and count
+    // against the new session's slots; a released one is not kept at the close.
+    const e = attempt(5);
+    assert.equal(matcher.offer(offerOf(e)), "dispatched");
+    matcher.release(other, "start_to_close timeout");
+    matcher.close(first);
+    assert.deepEqual(live(), []);
+    assert.deepEqual(matcher.stats(), { sessions: 0, holding: 2, waiting: 0 });
+    const second = matcher.open(hello("w2", { running: [e, b], concurrency: 3 }), sink);
+    assert.deepEqual(attached, [e, b]);
+    assert.deepEqual(live(), [2, 5]);
+    assert.equal(matcher.workers()[0]!.busy, 2);
+    // One slot left: the next offer is placed, the one after waits.
+    const [f, g] = [attempt(6), attempt(7)];
+    assert.equal(matcher.offer(offerOf(f)), "dispatched");
+    assert.equal(matcher.offer(offerOf(g)), "queued");
+    assert.deepEqual(live(), [2, 5, 6]);
+    matcher.receive(second, completion(b));
+    // The freed slot took the waiting attempt.
+    assert.deepEqual(live(), [5, 6, 7]);
+    assert.equal(matcher.workers()[0]!.busy, 3);
+  });
+
+  test("a result is reported with when its attempt was offered, kept across a re-attach", () => {
+    const offeredAt = new Map<string, number | undefined>();
+    const events: MatcherEvents = {
+      completed: (r, _output, _ctx, at) => void offeredAt.set(r.run_id, at),
+      failed: (r, _failure, _ctx, at) => void offeredAt.set(r.run_id, at),
+    };
+    const matcher = new Matcher({ events });
+    const before = performance.now();
+    const [placed, waited, kept, unknown] = [ref(), ref(), ref(), ref()];
+    const first = matcher.open(hello("w1", { concurrency: 1 }), new RecordingSink());
+    assert.equal(matcher.offer(offerOf(placed)), "dispatched");
+    assert.equal(matcher.offer(offerOf(waited)), "queued");
+    const offered = performance.now();
+    matcher.receive(first, completion(placed));
+    // The freed slot took the waiting attempt: its time is still its offer's.
+    matcher.receive(first, {
+      frame: "failure",
+      failure: { ref: waited, code: "x", message: "m", non_retryable: false },
+    });
+    assert.equal(matcher.offer(offerOf(kept)), "dispatched");
+    matcher.close(first);
+    const second = matcher.open(hello("w2", { running: [kept, unknown] }), new RecordingSink());
+    matcher.receive(second, completion(kept));
+    matcher.receive(second, completion(unknown));
+    for (const r of [placed, waited]) {
+      const at = offeredAt.get(r.run_id)!;
+      assert.ok(at >= before && at <= offered, `${at} not in [${before}, ${offered}]`);
+    }
+    assert.ok(offeredAt.get(kept.run_id)! >= offered);
+    // Taken on the hello's word, never offered here: no offer time.
+    assert.ok(Number.isNaN(offeredAt.get(unknown.run_id)));
+  });
+
   test("offers go round robin over the sessions with a free slot for the action", () => {
     const { events } = recordingEvents();
     const matcher = new Matcher({ events });
