@@ -1,7 +1,8 @@
 /**
  * The run API layer between the HTTP handlers and the engine: starting a run (idempotent on
- * a client-supplied `workflow_id`), and the reads (describe, list, history), which answer
- * from the store, so they show only durable state. One run exists per (namespace,
+ * a client-supplied `workflow_id`), and the reads (describe, list, history), which show
+ * only durable state: they answer from the store, or, for a describe that waited and saw its
+ * run end, from the run as the engine reported its durable end. One run exists per (namespace,
  * workflow_id); a start whose workflow id has a run, durable or still being started,
  * returns that run instead of starting another.
  */
@@ -61,6 +62,9 @@ export type RunEngine = Pick<Engine, "start" | "state" | "cancel" | "pause" | "r
 /** How many started runs RunService remembers for describe's wait (a bound, not a need). */
 export const LIVE_STARTS = 4096;
 
+/** What a run's record takes from its start; the rest is in its history. */
+type RunOrigin = Pick<RunRecord, "namespace" | "workflowId" | "runId" | "definitionName">;
+
 /** A run started here: what its record takes from the start (the rest is in its history). */
 interface StartedHere {
   readonly runId: string;
@@ -75,10 +79,7 @@ interface StartedHere {
  * The end event is always the run's last (engine/state.ts refuses any after it), so the
  * row's `updated_at` is its time. Undefined when the wait did not see the end.
  */
-function ended(
-  run: Pick<RunRecord, "namespace" | "workflowId" | "runId" | "definitionName">,
-  state: RunState | undefined,
-): RunRecord | undefined {
+function ended(run: RunOrigin, state: RunState | undefined): RunRecord | undefined {
   const started = state?.started;
   const end = state?.ended === undefined ? undefined : endOf([state.ended]);
   if (state === undefined || started === undefined || end === undefined) return undefined;
@@ -193,10 +194,7 @@ export class RunService {
       (runId === undefined || runId === here.runId) &&
       this.#engine.state(here.runId) !== undefined
     ) {
-      const end = await this.#ends.wait(here.runId, waitMs);
-      const run = ended({ namespace, workflowId, ...here }, end);
-      if (run !== undefined) return [run, await alongside(run.runId)];
-      return this.#readWith(namespace, workflowId, runId, here.runId, alongside);
+      return this.#afterEnd({ namespace, workflowId, ...here }, runId, waitMs, alongside);
     }
     const run = await this.#record(namespace, workflowId, runId);
     if (waitMs === 0 || (run.status !== "Running" && run.status !== "Paused")) {
@@ -205,10 +203,25 @@ export class RunService {
     // Checked and registered in one turn: the engine reports the end after this turn, or it
     // has already dropped the run (ended meanwhile, or taken out), and the read is fresh.
     if (this.#engine.state(run.runId) !== undefined) {
-      const last = ended(run, await this.#ends.wait(run.runId, waitMs));
-      if (last !== undefined) return [last, await alongside(last.runId)];
+      return this.#afterEnd(run, runId, waitMs, alongside);
     }
     return this.#readWith(namespace, workflowId, runId, run.runId, alongside);
+  }
+
+  /**
+   * Waits for the end of `known` (live in the engine, checked in this turn), and answers
+   * with the run as the engine reported its durable end; when the wait did not see the end
+   * (it ran out, the table was full), the run is read.
+   */
+  async #afterEnd<T>(
+    known: RunOrigin,
+    runId: string | undefined,
+    waitMs: number,
+    alongside: (runId: string) => Promise<T>,
+  ): Promise<[RunRecord, T]> {
+    const run = ended(known, await this.#ends.wait(known.runId, waitMs));
+    if (run !== undefined) return [run, await alongside(run.runId)];
+    return this.#readWith(known.namespace, known.workflowId, runId, known.runId, alongside);
   }
 
   /**
