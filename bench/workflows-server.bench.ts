@@ -31,6 +31,14 @@
  * BENCH_SERIAL_WORKFLOWS (200), BENCH_POSTGRES_URL (run on PostgreSQL storage instead, in a
  * fresh schema dropped afterwards: `postgres://postgres@127.0.0.1:5432/test` here).
  *
+ * For a closer look at the server (none of these changes a figure's meaning):
+ * SKEIN_BENCH_SERVER_NODE_OPTIONS adds Node options for the server process alone (for one,
+ * `--import=bench/support/heap-sampling.ts` with SKEIN_HEAP_SAMPLES to sample its
+ * allocations; `--trace-gc` itself is not allowed in NODE_OPTIONS, a preload calling
+ * `v8.setFlagsFromString` is); SKEIN_BENCH_SERVER_STDOUT saves what the server printed, and
+ * SKEIN_BENCH_SERVER_METRICS its `/metrics` text after the last case (the group commits'
+ * sizes and durations among them).
+ *
  * Flags (`npm run bench:workflows-server -- FLAGS`):
  * - `--rounds N`: every case N times, the cases interleaved round by round (so a change in
  *   the machine's load falls on all of them alike); the table shows each figure's median
@@ -102,15 +110,21 @@ const storage =
   POSTGRES === undefined ? "" : `[storage]\nurl = "${POSTGRES}"\nschema = "${schema}"\n`;
 const backend = POSTGRES === undefined ? "SQLite" : "PostgreSQL";
 
+/** Node options for the server alone: the profiler's, and SKEIN_BENCH_SERVER_NODE_OPTIONS. */
+function serverNodeOptions(): Record<string, string> {
+  const extra = [
+    process.env.NODE_OPTIONS ?? "",
+    PROFILE === undefined ? "" : `--cpu-prof --cpu-prof-dir=${PROFILE}`,
+    process.env.SKEIN_BENCH_SERVER_NODE_OPTIONS ?? "",
+  ].join(" ");
+  return extra.trim() === "" ? {} : { NODE_OPTIONS: extra };
+}
+
 const dir = await tempDir();
 const server = await startServe(
   await writeConfig(dir.path, `${storage}[namespaces]\ndefault = "default"`),
   [],
-  PROFILE === undefined
-    ? {}
-    : {
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${PROFILE}`,
-      },
+  serverNodeOptions(),
 );
 const token = await adminToken(dir.path);
 const steps = Array.from(
@@ -439,10 +453,18 @@ if (PROFILE !== undefined) {
   );
 }
 
+if (process.env.SKEIN_BENCH_SERVER_METRICS !== undefined) {
+  const r = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  await writeFile(process.env.SKEIN_BENCH_SERVER_METRICS, await r.text());
+}
 if (PROFILE === undefined) {
   client.close();
   worker.kill();
   await server.stop();
+}
+// What the server printed (a --trace-gc, for one), kept when asked for.
+if (process.env.SKEIN_BENCH_SERVER_STDOUT !== undefined) {
+  await writeFile(process.env.SKEIN_BENCH_SERVER_STDOUT, server.stdout());
 }
 await dir.remove();
 if (POSTGRES !== undefined) {
