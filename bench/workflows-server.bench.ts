@@ -32,6 +32,8 @@
  * fresh schema dropped afterwards: `postgres://postgres@127.0.0.1:5432/test` here).
  *
  * For a closer look at the server (none of these changes a figure's meaning):
+ * SKEIN_BENCH_SERVER_NODE_ARGS puts Node flags on the server's command line (V8's heap
+ * flags that NODE_OPTIONS refuses, `--min-semi-space-size=32` say);
  * SKEIN_BENCH_SERVER_NODE_OPTIONS adds Node options for the server process alone (for one,
  * `--import=bench/support/heap-sampling.ts` with SKEIN_HEAP_SAMPLES to sample its
  * allocations; `--trace-gc` itself is not allowed in NODE_OPTIONS, a preload calling
@@ -78,7 +80,7 @@ import {
 } from "./harness.ts";
 import { CATEGORIES, summarizeProfile, type ThreadCpu, threadCpu } from "./support/cpu-profile.ts";
 import { JsonClient } from "./support/http-client.ts";
-import { processCpuSeconds } from "./support/process-cpu.ts";
+import { processCpuSeconds, processMinorFaults } from "./support/process-cpu.ts";
 
 /** The code these figures measure: a change there marks them stale in `bench:report`. */
 const MEASURES = ["src/workflow", "src/worker", "src/protocol", "bin/skein.ts"];
@@ -125,6 +127,7 @@ const server = await startServe(
   await writeConfig(dir.path, `${storage}[namespaces]\ndefault = "default"`),
   [],
   serverNodeOptions(),
+  (process.env.SKEIN_BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
 );
 const token = await adminToken(dir.path);
 const steps = Array.from(
@@ -270,11 +273,14 @@ const cases: BenchCase[] = [
       await closedLoop(WARMUP, 64);
       const before = cpu();
       const threadsBefore = threadCpu(server.child.pid!);
+      const faultsBefore = processMinorFaults(server.child.pid!);
       const from = now();
       const t0 = performance.now();
       const ids = await closedLoop(W, 64);
       const seconds = (performance.now() - t0) / 1000;
       const after = cpu();
+      const faults = processMinorFaults(server.child.pid!) - faultsBefore;
+      process.stderr.write(`  server page faults per step: ${(faults / (W * M)).toFixed(3)}\n`);
       loopWindow = { from, to: now() };
       const threadsAfter = threadCpu(server.child.pid!);
       loopThreads = {

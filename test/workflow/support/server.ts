@@ -44,15 +44,20 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-/** Starts `skein serve --config FILE --listen 127.0.0.1:0` and waits until it listens. */
+/**
+ * Starts `skein serve --config FILE --listen 127.0.0.1:0` and waits until it listens;
+ * `nodeArgs` go to its Node before the program (V8 flags that NODE_OPTIONS refuses).
+ */
 export function startServe(
   configFile: string,
   extraArgs: string[] = [],
   env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
 ): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       SKEIN_BIN,
       "serve",
       "--config",
