@@ -22,13 +22,24 @@ export function cachingVerifier(
 ): TokenVerifier {
   const now = options.now ?? Date.now;
   const held = new Map<string, Principal>();
+  // The token used last, already at the map's young end: a client sends one token with
+  // every request, and moving it (a delete and a set per request) left deleted entries in
+  // the map's table for V8 to rehash into new tables, in the old generation, over and over.
+  let newest: string | undefined;
   const known = (token: string): Principal | undefined => {
     const principal = held.get(token);
     if (principal === undefined) return undefined;
-    held.delete(token);
     // Expired: verify again, which refuses it with the verifier's own code and message.
-    if (principal.expiresAt * 1000 <= now()) return undefined;
-    held.set(token, principal);
+    if (principal.expiresAt * 1000 <= now()) {
+      held.delete(token);
+      if (token === newest) newest = undefined;
+      return undefined;
+    }
+    if (token !== newest) {
+      held.delete(token);
+      held.set(token, principal);
+      newest = token;
+    }
     return principal;
   };
   const caching = async (token: string): Promise<Principal> => {
@@ -38,6 +49,7 @@ export function cachingVerifier(
     if (options.max > 0) {
       if (held.size >= options.max) held.delete(held.keys().next().value!);
       held.set(token, principal);
+      newest = token;
     }
     return principal;
   };

@@ -109,4 +109,32 @@ describe("verified tokens", () => {
     await verify(b);
     assert.deepEqual(real.checked, [a, b, c, b], "b was not");
   });
+
+  test("a token used again and again stays the most recently used", async () => {
+    const real = counted();
+    const verify = cachingVerifier(real.verify, { max: 2 });
+    const [a, b, c] = await Promise.all([token("a"), token("b"), token("c")]);
+    await verify(a);
+    await verify(b);
+    await verify(b);
+    await verify(a);
+    await verify(a); // a is the most recently used, twice over
+    await verify(c); // so b leaves
+    await verify(a);
+    assert.deepEqual(real.checked, [a, b, c]);
+    await verify(b);
+    assert.deepEqual(real.checked, [a, b, c, b]);
+  });
+
+  test("an expired most recent token is verified again and not kept", async () => {
+    let clock = Date.now();
+    const real = counted({ now: () => clock });
+    const verify = cachingVerifier(real.verify, { max: 2, now: () => clock });
+    const short = await token("a", 1);
+    await verify(short);
+    clock += 2_000;
+    await assert.rejects(verify(short), unauthenticated);
+    await assert.rejects(verify(short), unauthenticated);
+    assert.deepEqual(real.checked, [short, short, short]);
+  });
 });
