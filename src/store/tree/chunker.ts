@@ -49,10 +49,11 @@ export class TreeEditor {
     if (root === null) {
       const keys: string[] = [];
       const items: Item[] = [];
-      for (const [key, item] of edits) {
-        if (item === undefined) continue;
-        keys.push(key);
-        items.push(item);
+      for (let i = 0; i < edits.length; i++) {
+        const edit = edits[i]!;
+        if (edit[1] === undefined) continue;
+        keys.push(edit[0]);
+        items.push(edit[1]);
       }
       return this.#buildUp(this.#split(0, keys, items));
     }
@@ -174,7 +175,10 @@ function mergeInto(
       a++;
       continue;
     }
-    const [key, item] = edits[e]!;
+    // No destructuring: it allocates an iterator per edit where this is not optimized.
+    const edit = edits[e]!;
+    const key = edit[0];
+    const item = edit[1];
     if (a < n && node.keys[a] === key) a++;
     if (item !== undefined) {
       keys.push(key);
