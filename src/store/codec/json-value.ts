@@ -29,30 +29,8 @@ const INTEGER_LITERAL = /^-?\d+$/;
 type RawJson = unknown;
 const json = JSON as typeof JSON & { rawJSON(text: string): RawJson };
 
-/**
- * The stored text of a value. Most values hold neither a bigint nor a double beyond 2^53,
- * so the text is written first without a replacer, and the value is walked (`needsRaw`)
- * only when that text could differ from the exact one: JSON.stringify threw (a bigint:
- * the walk then answers as it always did, refusals included), or the text holds a run of
- * LONG_RUN digits, which every double beyond 2^53 below 1e21 prints as (from 1e21 up it
- * prints in exponent form, the same text as `toExponential`). A run inside a string also
- * takes the walk, which then finds nothing and keeps the text. One pass over a usual value
- * instead of a walk and a pass: the text is the same either way (the tests pin it).
- */
+/** The stored text of a value. */
 export function encodeValue(value: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    return exactText(value);
-  }
-  // undefined (a function or undefined value) has no text to scan: as before, it is kept.
-  if (text === undefined || !hasLongDigitRun(text) || !needsRaw(value)) return text;
-  return JSON.stringify(value, raw);
-}
-
-/** The text as written before the one-pass path: the walk first, then the replacer if needed. */
-function exactText(value: unknown): string {
   return needsRaw(value) ? JSON.stringify(value, raw) : JSON.stringify(value);
 }
 

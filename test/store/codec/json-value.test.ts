@@ -43,10 +43,11 @@ test("values round-trip through their stored text", () => {
   assert.deepEqual(decodeValue(encodeValue(value)), value);
 });
 
-// encodeValue writes a value's text in one pass and walks the value only when that text
-// could differ from the exact one (a bigint, or a run of 16 digits). Its text must be the
-// text of the two-step encoding it replaced (walk, then the replacer when needed) for
-// every value: a tree's addresses hash these texts.
+// A value's stored text is pinned to the two-step encoding (walk the value for bigints and
+// doubles beyond 2^53, then stringify with the replacer only when one is found) over usual
+// and rare values: a tree's addresses hash these texts, so a faster encoding (one tried:
+// stringify first, walk only when it throws or the text holds 16 digits in a row) must
+// give exactly these.
 const EXACT_MAX = 2 ** 53;
 function twoStepText(value: unknown): string {
   const needsRaw = (v: unknown): boolean => {
