@@ -83,16 +83,24 @@ export function receiptOf(version: VersionRecord): Receipt {
   };
 }
 
-/** Groups edits by shard and sorts each group by key (the last edit of a key wins). */
-export function byShard(ctx: StoreContext, edits: Iterable<Edit>): Map<number, Edit[]> {
+/**
+ * Groups edits by shard and sorts each group by key (the last edit of a key wins). A group
+ * already in strictly ascending key order (a batch of keys written in order, the usual
+ * load) is kept as it is: one pass of comparisons instead of a sort. Indexed loops: this
+ * runs once per commit, often before the optimizing compiler has it, where a for-of or a
+ * destructuring allocates an iterator result per record.
+ */
+export function byShard(ctx: StoreContext, edits: readonly Edit[]): Map<number, Edit[]> {
   const groups = new Map<number, Edit[]>();
-  for (const edit of edits) {
+  for (let i = 0; i < edits.length; i++) {
+    const edit = edits[i]!;
     const shard = ctx.shardOf(edit[0]);
     const group = groups.get(shard);
     if (group === undefined) groups.set(shard, [edit]);
     else group.push(edit);
   }
-  for (const [shard, group] of groups) {
+  for (const group of groups.values()) {
+    if (ascending(group)) continue;
     // A stable sort keeps a key's edits in call order; keep the last of each run.
     group.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     let out = 0;
@@ -101,9 +109,14 @@ export function byShard(ctx: StoreContext, edits: Iterable<Edit>): Map<number, E
       group[out++] = group[i]!;
     }
     group.length = out;
-    groups.set(shard, group);
   }
   return groups;
+}
+
+/** True when every edit's key is above the one before it (sorted, no key twice). */
+function ascending(group: readonly Edit[]): boolean {
+  for (let i = 1; i < group.length; i++) if (!(group[i - 1]![0] < group[i]![0])) return false;
+  return true;
 }
 
 export function commit(

@@ -34,8 +34,11 @@ export const name = refine(
   (value) => (value === "." || value === ".." ? "must not be . or .." : undefined),
 );
 
-export const key = refine(string({ minBytes: 1, maxBytes: 1024, expected: "key" }), (value) =>
-  value.includes("\u0000") ? "must not contain NUL" : undefined,
+const MAX_KEY_BYTES = 1024;
+
+export const key = refine(
+  string({ minBytes: 1, maxBytes: MAX_KEY_BYTES, expected: "key" }),
+  (value) => (value.includes("\u0000") ? "must not contain NUL" : undefined),
 );
 
 export const version = integer("u64", { max: Number.MAX_SAFE_INTEGER });
@@ -105,6 +108,62 @@ function check(value: unknown, path: Parameters<Decoder<unknown>["run"]>[1], dep
   refuse("type", path, `expected a JSON value, found ${typeof value}`);
 }
 
+/** The general decoder of a put's records: the one that words every refusal. */
+const recordList = array(object({ key, value: jsonValue }), { min: 1 });
+
+/**
+ * A put's records: 1 or more `{key, value}`. A batch carries up to thousands of them, so a
+ * list whose records are all well formed (a plain object with exactly `key` and `value`, a
+ * key as `key` accepts it, a JSON value) is read in one pass, with no path, key list or
+ * decoder call per record; any other list goes through `recordList`, which refuses it as
+ * it always did (the first bad record, the same path and words) or decodes it the same.
+ */
+export const records: Decoder<{ key: string; value: unknown }[]> = {
+  expected: recordList.expected,
+  ...(recordList.schema === undefined ? {} : { schema: recordList.schema }),
+  run(value, path) {
+    return wellFormedRecords(value) ?? recordList.run(value, path);
+  },
+};
+
+/** The records of a list whose every record is well formed; undefined for any other. */
+function wellFormedRecords(value: unknown): { key: string; value: unknown }[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const out: { key: string; value: unknown }[] = new Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const raw: unknown = value[i];
+    if (typeof raw !== "object" || raw === null || Object.getPrototypeOf(raw) !== Object.prototype)
+      return undefined;
+    let fields = 0;
+    for (const field in raw) {
+      if (field !== "key" && field !== "value") return undefined;
+      fields++;
+    }
+    if (fields !== 2) return undefined;
+    const { key: k, value: v } = raw as { key: unknown; value: unknown };
+    if (!wellFormedKey(k) || !isJsonValue(v)) return undefined;
+    out[i] = { key: k, value: v };
+  }
+  return out;
+}
+
+/** True for what `key` accepts: 1 to 1024 bytes of UTF-8 (3 at most per code unit), no NUL. */
+function wellFormedKey(k: unknown): k is string {
+  if (typeof k !== "string" || k.length === 0) return false;
+  if (k.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(k, "utf8") > MAX_KEY_BYTES) return false;
+  return !k.includes("\u0000");
+}
+
+/** True when `jsonValue` accepts the value (its check, without a refusal's path). */
+function isJsonValue(value: unknown): boolean {
+  try {
+    check(value, undefined, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const where = {
   collection: name,
   branch: withDefault(name, "main"),
@@ -162,7 +221,7 @@ export const requests = {
       ...where,
       key: optional(key),
       value: optional(jsonValue),
-      records: optional(array(object({ key, value: jsonValue }), { min: 1 })),
+      records: optional(records),
       expect_head: optional(version),
       author: optional(author),
       message: optional(message),

@@ -16,6 +16,18 @@ import { chunkEnds, isBoundary } from "./splitter.ts";
 /** A sorted edit: a key and its new item, or undefined to delete the key. */
 export type Edit = readonly [key: string, item: Item | undefined];
 
+/**
+ * Scratch for the entries of the run of nodes being re-chunked, shared by every editor and
+ * reused from run to run, so it grows once, not per run or commit (only the first `count`
+ * entries are the run's; nodes get slices). A run is re-chunked synchronously and never
+ * within another, so one pair serves them all. A run longer than SCRATCH_KEPT entries (a
+ * large batch) gives its memory back after it, so the scratch holds at most that many
+ * references to old entries between runs.
+ */
+const scratchKeys: string[] = [];
+const scratchItems: Item[] = [];
+const SCRATCH_KEPT = 4096;
+
 export class TreeEditor {
   readonly reader: NodeReader;
   /** The shard this tree belongs to (the caller's label; the tree layer ignores it). */
@@ -49,10 +61,11 @@ export class TreeEditor {
     if (root === null) {
       const keys: string[] = [];
       const items: Item[] = [];
-      for (const [key, item] of edits) {
-        if (item === undefined) continue;
-        keys.push(key);
-        items.push(item);
+      for (let i = 0; i < edits.length; i++) {
+        const edit = edits[i]!;
+        if (edit[1] === undefined) continue;
+        keys.push(edit[0]);
+        items.push(edit[1]);
       }
       return this.#buildUp(this.#split(0, keys, items));
     }
@@ -88,10 +101,18 @@ export class TreeEditor {
     return current[0]?.hash ?? null;
   }
 
-  #split(level: number, keys: readonly string[], items: readonly Item[]): TreeNode[] {
+  /** Chunks the first `count` entries (all by default) into new nodes of `level`. */
+  #split(
+    level: number,
+    keys: readonly string[],
+    items: readonly Item[],
+    count = keys.length,
+  ): TreeNode[] {
     const nodes: TreeNode[] = [];
+    const ends = chunkEnds(level, keys, items, count);
     let start = 0;
-    for (const end of chunkEnds(level, keys, items)) {
+    for (let e = 0; e < ends.length; e++) {
+      const end = ends[e]!;
       nodes.push(this.#write(level, keys.slice(start, end), items.slice(start, end)));
       start = end;
     }
@@ -130,56 +151,67 @@ export class TreeEditor {
     let i = 0;
     while (i < edits.length) {
       let node = this.#find(root, level, edits[i]![0]);
-      const keys: string[] = [];
-      const items: Item[] = [];
+      // The run's entries go to the editor's scratch arrays (the nodes get slices of them).
+      const keys = scratchKeys;
+      const items = scratchItems;
+      let count = 0;
       for (;;) {
         parent.set(lastKey(node), undefined);
         const next = this.#next(root, node);
         const bound = next === undefined ? undefined : lastKey(node);
         let j = i;
         while (j < edits.length && (bound === undefined || edits[j]![0] <= bound)) j++;
-        mergeInto(keys, items, node, edits, i, j);
+        count = mergeInto(keys, items, count, node, edits, i, j);
         i = j;
         if (next === undefined) break;
-        if (
-          keys.length === 0 ||
-          isBoundary(level, keys[keys.length - 1]!, items[items.length - 1]!)
-        ) {
-          break;
-        }
+        if (count === 0 || isBoundary(level, keys[count - 1]!, items[count - 1]!)) break;
         node = next;
       }
-      for (const fresh of this.#split(level, keys, items)) parent.set(lastKey(fresh), fresh.hash);
+      const fresh = this.#split(level, keys, items, count);
+      if (count > SCRATCH_KEPT) {
+        keys.length = 0;
+        items.length = 0;
+      }
+      for (let f = 0; f < fresh.length; f++) parent.set(lastKey(fresh[f]!), fresh[f]!.hash);
     }
     return [...parent.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 }
 
-/** Appends `node`'s entries merged with edits[from, to) to keys/items. */
+/**
+ * Writes `node`'s entries merged with edits[from, to) to keys/items from index `count` on
+ * (entries past it are stale, from an earlier run); returns the new count.
+ */
 function mergeInto(
   keys: string[],
   items: Item[],
+  count: number,
   node: TreeNode,
   edits: readonly Edit[],
   from: number,
   to: number,
-): void {
+): number {
+  let at = count;
   let a = 0;
   let e = from;
   const n = node.keys.length;
   while (a < n || e < to) {
     if (e >= to || (a < n && node.keys[a]! < edits[e]![0])) {
-      keys.push(node.keys[a]!);
-      items.push(node.items[a]!);
+      keys[at] = node.keys[a]!;
+      items[at++] = node.items[a]!;
       a++;
       continue;
     }
-    const [key, item] = edits[e]!;
+    // No destructuring: it allocates an iterator per edit where this is not optimized.
+    const edit = edits[e]!;
+    const key = edit[0];
+    const item = edit[1];
     if (a < n && node.keys[a] === key) a++;
     if (item !== undefined) {
-      keys.push(key);
-      items.push(item);
+      keys[at] = key;
+      items[at++] = item;
     }
     e++;
   }
+  return at;
 }

@@ -33,16 +33,20 @@ export function isBoundary(level: number, key: string, item: Item): boolean {
   return share >= 1 || hash < share * SPACE;
 }
 
-/** Cuts sorted entries into chunks: the index one past each chunk's end. */
+/**
+ * Cuts sorted entries (the first `count`, all by default) into chunks: the index one past
+ * each chunk's end.
+ */
 export function chunkEnds(
   level: number,
   keys: readonly string[],
   items: readonly Item[],
+  count = keys.length,
 ): number[] {
   const ends: number[] = [];
-  for (let i = 0; i < keys.length; i++) {
+  for (let i = 0; i < count; i++) {
     if (isBoundary(level, keys[i]!, items[i]!)) ends.push(i + 1);
   }
-  if (keys.length > 0 && ends[ends.length - 1] !== keys.length) ends.push(keys.length);
+  if (count > 0 && ends[ends.length - 1] !== count) ends.push(count);
   return ends;
 }

@@ -61,6 +61,24 @@ describe("tree editing", () => {
     }
   });
 
+  test("a short run after a long one in the same edit keeps none of the long run's entries", () => {
+    // The editor re-chunks each run of nodes in scratch arrays reused from run to run: a
+    // run shorter than the one before must not pick up the entries left past its end.
+    const model = new Map<string, string>();
+    for (let i = 0; i < 3000; i++) model.set(key(i), value(i));
+    const edits: Edit[] = [];
+    for (let i = 100; i < 900; i++) edits.push([key(i), value(i, "long")]);
+    edits.push([key(2500), undefined], [key(2990), value(2990, "short")]);
+    const root = apply(build(3000), edits);
+    for (const [k, v] of edits) {
+      if (v === undefined) model.delete(k);
+      else model.set(k, v as string);
+    }
+    const sorted = [...model].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    assert.deepEqual(entries(root), sorted);
+    assert.equal(root, apply(null, sorted));
+  });
+
   test("values of every size, including above a node's target, keep history independence", () => {
     const random = rng(11);
     const sized = (n: number) => "s".repeat(Math.floor(random() * n));
