@@ -74,10 +74,14 @@ export async function tick(core: EngineCore): Promise<void> {
         status: run.state.status,
       });
     }
-    for (const waiter of advanced.waiters) pending.waiters.push(waiter);
+    // Indexed loops on this path: a `for…of` over an array costs an iterator result per item
+    // wherever V8 runs the function without inlining the iterator (Ignition, Maglev).
+    const { waiters, spawned } = advanced;
+    for (let i = 0; i < waiters.length; i++) pending.waiters.push(waiters[i]!);
     // A decision's commands are its own array (decide builds one per decision): no copy.
     if (advanced.commands.length > 0) effects.push({ run, commands: advanced.commands });
-    for (const child of advanced.spawned) {
+    for (let i = 0; i < spawned.length; i++) {
+      const child = spawned[i]!;
       // The child's start joins the commit that records ChildStarted in the parent.
       core.runs.set(child.id.runId, child);
       pending.batch.set(child.id.runId, {
@@ -96,7 +100,8 @@ export async function tick(core: EngineCore): Promise<void> {
       if (wasLive) ended(core, run, pending);
     }
   }
-  for (const { run, commands } of effects) {
+  for (let i = 0; i < effects.length; i++) {
+    const { run, commands } = effects[i]!;
     core.speculation.release(run, commands, pending.generation);
   }
   core.dispatcher?.flush?.();
@@ -176,8 +181,10 @@ export async function pump(core: EngineCore): Promise<void> {
   if (!core.stopped && core.speculation.landed(pending.generation)) {
     core.dispatcher?.flush?.();
   }
-  for (const w of pending.waiters) w.done?.();
-  for (const run of pending.ended) {
+  const { waiters, ended: endedRuns } = pending;
+  for (let i = 0; i < waiters.length; i++) waiters[i]!.done?.();
+  for (let i = 0; i < endedRuns.length; i++) {
+    const run = endedRuns[i]!;
     if (core.runs.get(run.id.runId) === run) {
       core.runs.delete(run.id.runId);
       core.opts.onRunEnded?.(run.id.runId, run.state);
@@ -293,7 +300,8 @@ function record(
       ...cancelInFlight(run.state, "the run failed"),
     ];
   }
-  for (const command of commands) {
+  for (let i = 0; i < commands.length; i++) {
+    const command = commands[i]!;
     let event = eventOf(command, now);
     if (command.type === "StartChild" && !(children instanceof SkeinError)) {
       const child = childRun(run, command, children.get(command.stepId)!, now);
