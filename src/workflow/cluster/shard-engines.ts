@@ -267,11 +267,13 @@ export class ShardEngines {
 
   /** Hands a result to the engine holding its run, else the foreign relay, else answers it. */
   #reportTo(ref: AttemptRef, receipt: ResultReceipt, report: (to: MatcherEvents) => void): void {
-    this.#holder(ref.run_id).then((engine) => {
-      const to = engine?.matcherEvents ?? this.#foreign;
-      if (to === undefined) receipt.recorded();
-      else report(to);
-    }, receipt.refused.bind(receipt));
+    this.#holder(ref.run_id)
+      .then((engine) => {
+        const to = engine?.matcherEvents ?? this.#foreign;
+        if (to === undefined) receipt.recorded();
+        else report(to);
+      })
+      .catch((error: unknown) => receipt.refused(error));
   }
 
   #events(): MatcherEvents {

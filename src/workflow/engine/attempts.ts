@@ -154,10 +154,9 @@ function resultRun<T>(
   const run = core.runs.get(ref.run_id);
   if (run === undefined && core.recovering !== undefined) {
     // A worker re-attached faster than the runs were loaded: ask again once they are.
-    core.recovering.then(
-      () => report(ref, result, from, receipt),
-      (error: unknown) => receipt.refused(error),
-    );
+    core.recovering
+      .then(() => report(ref, result, from, receipt))
+      .catch((error: unknown) => receipt.refused(error));
     return undefined;
   }
   // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
