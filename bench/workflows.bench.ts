@@ -87,14 +87,14 @@ const engine = new Engine({
 });
 const events: MatcherEvents = {
   ...engine.matcherEvents,
-  completed: (ref, output, ctx) => {
+  completed: (ref, output, ctx, receipt) => {
     const key = attemptKey(ref);
     const t = offeredAt.get(key);
     if (t !== undefined) {
       latencies.push(performance.now() - t);
       offeredAt.delete(key);
     }
-    return engine.matcherEvents.completed(ref, output, ctx);
+    engine.matcherEvents.completed(ref, output, ctx, receipt);
   },
 };
 const endpoint = await startWorkerEndpoint("127.0.0.1:0", {

@@ -47,8 +47,14 @@ export class Recorder {
   #waiters: { check: () => boolean; done: () => void }[] = [];
 
   readonly events: MatcherEvents = {
-    completed: (ref, output) => this.#push({ type: "completed", ref, output }),
-    failed: (ref, failure) => this.#push({ type: "failed", ref, failure }),
+    completed: (ref, output, _ctx, receipt) => {
+      this.#push({ type: "completed", ref, output });
+      receipt.recorded();
+    },
+    failed: (ref, failure, _ctx, receipt) => {
+      this.#push({ type: "failed", ref, failure });
+      receipt.recorded();
+    },
     heartbeat: (ref) => {
       this.heartbeats.push(ref);
       this.#poke();

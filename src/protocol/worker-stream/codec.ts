@@ -328,15 +328,16 @@ function encodeBatch<F>(
   sizes.length = 0;
   let total = 0;
   // Each frame is a message of the batch's field 1 whose one field is the frame's member.
-  for (const f of frames) {
+  // Indexed loops: a `for…of` costs an iterator result per frame where V8 does not inline it.
+  for (let i = 0; i < frames.length; i++) {
     const slot = reserve();
-    total += closeMessage(slot, size(f));
+    total += closeMessage(slot, size(frames[i]!));
   }
   const out = new Out(total);
   next = 0;
-  for (const f of frames) {
+  for (let i = 0; i < frames.length; i++) {
     out.message(T1);
-    write(out, f);
+    write(out, frames[i]!);
   }
   // The sizing and the writing pass must agree; a mismatch is this module's bug, never a
   // peer's doing (the frames are the process's own), so it fails loudly.

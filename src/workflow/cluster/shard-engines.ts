@@ -12,7 +12,7 @@
 
 import { SkeinError } from "../../common/errors.ts";
 import type { AttemptRef } from "../../protocol/attempt.ts";
-import type { Dispatcher, MatcherEvents } from "../engine/dispatcher.ts";
+import type { Dispatcher, MatcherEvents, ResultReceipt } from "../engine/dispatcher.ts";
 import type { ControlResult, Engine, StartRun } from "../engine/engine.ts";
 import type { RunStatus } from "../engine/history.ts";
 import type { RunState } from "../engine/state.ts";
@@ -265,6 +265,17 @@ export class ShardEngines {
     return this.#engineOf(runId);
   }
 
+  /** Hands a result to the engine holding its run, else the foreign relay, else answers it. */
+  #reportTo(ref: AttemptRef, receipt: ResultReceipt, report: (to: MatcherEvents) => void): void {
+    this.#holder(ref.run_id)
+      .then((engine) => {
+        const to = engine?.matcherEvents ?? this.#foreign;
+        if (to === undefined) receipt.recorded();
+        else report(to);
+      })
+      .catch((error: unknown) => receipt.refused(error));
+  }
+
   #events(): MatcherEvents {
     const byEngine = (refs: readonly AttemptRef[]) => {
       const groups = new Map<Engine, AttemptRef[]>();
@@ -282,16 +293,10 @@ export class ShardEngines {
       return { groups, rest };
     };
     return {
-      completed: async (ref, outputJson, ctx) => {
-        const engine = await this.#holder(ref.run_id);
-        if (engine !== undefined) return engine.matcherEvents.completed(ref, outputJson, ctx);
-        return this.#foreign?.completed(ref, outputJson, ctx);
-      },
-      failed: async (ref, failure, ctx) => {
-        const engine = await this.#holder(ref.run_id);
-        if (engine !== undefined) return engine.matcherEvents.failed(ref, failure, ctx);
-        return this.#foreign?.failed(ref, failure, ctx);
-      },
+      completed: (ref, outputJson, ctx, receipt) =>
+        this.#reportTo(ref, receipt, (to) => to.completed(ref, outputJson, ctx, receipt)),
+      failed: (ref, failure, ctx, receipt) =>
+        this.#reportTo(ref, receipt, (to) => to.failed(ref, failure, ctx, receipt)),
       heartbeat: (ref, details, ctx) =>
         (this.#engineOf(ref.run_id)?.matcherEvents ?? this.#foreign)?.heartbeat?.(
           ref,

@@ -26,6 +26,7 @@ import type {
   ResultContext,
   TaskOffer,
 } from "../engine/dispatcher.ts";
+import { answerOf } from "../engine/dispatcher.ts";
 import type { ShardOwner } from "./lease-manager.ts";
 
 /** Attempts relayed at once, each way; past it an offer waits in the owner's matcher. */
@@ -278,8 +279,16 @@ export class TaskRelay {
       }
     };
     return {
-      completed: (r, output, ctx) => send("completed", [r], ctx, { output }),
-      failed: (r, failure, ctx) => send("failed", [r], ctx, { failure }),
+      completed: (r, output, ctx, receipt) =>
+        void send("completed", [r], ctx, { output }).then(
+          () => receipt.recorded(),
+          (error: unknown) => receipt.refused(error),
+        ),
+      failed: (r, failure, ctx, receipt) =>
+        void send("failed", [r], ctx, { failure }).then(
+          () => receipt.recorded(),
+          (error: unknown) => receipt.refused(error),
+        ),
       heartbeat: (r, details, ctx) => void send("heartbeat", [r], ctx, { details }),
       detached: (refs, ctx) => void send("detached", refs, ctx),
       attached: (refs, ctx) => void send("attached", refs, ctx),
@@ -320,10 +329,12 @@ export class TaskRelay {
       const [first] = e.refs;
       if (e.type === "completed" && first !== undefined && e.output !== undefined) {
         this.#sentTo.delete(attemptKey(first));
-        await events.completed(first, e.output, e.ctx);
+        const output = e.output;
+        await answerOf((receipt) => events.completed(first, output, e.ctx, receipt));
       } else if (e.type === "failed" && first !== undefined && e.failure !== undefined) {
         this.#sentTo.delete(attemptKey(first));
-        await events.failed(first, e.failure, e.ctx);
+        const failure = e.failure;
+        await answerOf((receipt) => events.failed(first, failure, e.ctx, receipt));
       } else if (e.type === "heartbeat" && first !== undefined) {
         events.heartbeat?.(first, e.details ?? "null", e.ctx);
       } else if (e.type === "detached") events.detached?.(e.refs, e.ctx);

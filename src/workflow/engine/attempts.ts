@@ -13,9 +13,9 @@ import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { AttemptFailureCode } from "../errors.ts";
 import type { Command } from "./commands.ts";
 import { type EngineCore, TIMERS, type TimerPayload } from "./core.ts";
-import type { MatcherEvents, ResultContext } from "./dispatcher.ts";
-import type { EventOf, HistoryEvent } from "./history.ts";
-import { enqueue, enqueueInternal } from "./inbox.ts";
+import type { MatcherEvents, ResultContext, ResultReceipt } from "./dispatcher.ts";
+import type { EventOf } from "./history.ts";
+import { enqueueInternal, enqueueResult } from "./inbox.ts";
 import type { OutboxEntry } from "./outbox.ts";
 import type { Run } from "./run.ts";
 import { acceptsResult, isLive } from "./state.ts";
@@ -39,13 +39,18 @@ function outputProblem(text: string): string | undefined {
 
 /** What the matcher reports, flowing into the engine: results, heartbeats, (re-)attachment. */
 export function matcherEvents(core: EngineCore): MatcherEvents {
-  return {
+  const events: MatcherEvents = {
     // Output that is not JSON fails the attempt (retried by its policy): it never reaches
     // history, where the decision core could not read it.
-    completed: (ref, outputJson, ctx) =>
-      result(core, ref, ctx, (at) => {
-        const problem = outputProblem(outputJson);
-        return problem === undefined
+    completed: (ref, outputJson, ctx, receipt) => {
+      const run = resultRun(core, ref, outputJson, ctx, receipt, events.completed);
+      if (run === undefined) return;
+      const at = core.now();
+      const problem = outputProblem(outputJson);
+      enqueueResult(
+        core,
+        run,
+        problem === undefined
           ? {
               type: "ActivityCompleted",
               at,
@@ -61,18 +66,28 @@ export function matcherEvents(core: EngineCore): MatcherEvents {
               code: "bad_output" satisfies AttemptFailureCode,
               message: problem,
               non_retryable: false,
-            };
-      }),
-    failed: (ref, failure, ctx) =>
-      result(core, ref, ctx, (at) => ({
-        type: "ActivityFailed",
-        at,
-        activity_id: ref.activity_id,
-        attempt: ref.attempt,
-        code: failure.code,
-        message: failure.message,
-        non_retryable: failure.nonRetryable,
-      })),
+            },
+        receipt,
+      );
+    },
+    failed: (ref, failure, ctx, receipt) => {
+      const run = resultRun(core, ref, failure, ctx, receipt, events.failed);
+      if (run === undefined) return;
+      enqueueResult(
+        core,
+        run,
+        {
+          type: "ActivityFailed",
+          at: core.now(),
+          activity_id: ref.activity_id,
+          attempt: ref.attempt,
+          code: failure.code,
+          message: failure.message,
+          non_retryable: failure.nonRetryable,
+        },
+        receipt,
+      );
+    },
     heartbeat: (ref) => {
       core.beats.set(attemptKey(ref), core.now());
     },
@@ -120,22 +135,35 @@ export function matcherEvents(core: EngineCore): MatcherEvents {
       armTimeouts(core, run.id.runId, ref, activity.scheduled, core.now());
     },
   };
+  return events;
 }
 
-export function result(
+/**
+ * The run a worker's result is to be recorded in, its attempt's timeouts and outbox row
+ * dropped; undefined when there is nothing to record (the receipt answered), or when the
+ * runs are still loading (`report` is called again once they are).
+ */
+function resultRun<T>(
   core: EngineCore,
   ref: AttemptRef,
+  result: T,
   from: ResultContext,
-  event: (at: number) => HistoryEvent,
-): Promise<void> | undefined {
+  receipt: ResultReceipt,
+  report: (ref: AttemptRef, result: T, from: ResultContext, receipt: ResultReceipt) => void,
+): Run | undefined {
   const run = core.runs.get(ref.run_id);
   if (run === undefined && core.recovering !== undefined) {
     // A worker re-attached faster than the runs were loaded: ask again once they are.
-    return core.recovering.then(() => result(core, ref, from, event));
+    core.recovering
+      .then(() => report(ref, result, from, receipt))
+      .catch((error: unknown) => receipt.refused(error));
+    return undefined;
   }
   // Not running here (ended, or unknown): nothing to record; the matcher acknowledges.
-  if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt))
+  if (run === undefined || !acceptsResult(run.state, ref.activity_id, ref.attempt)) {
+    receipt.recorded();
     return undefined;
+  }
   // Only a worker of the attempt's own namespace and task queue may settle it.
   const queue = run.state.activities.get(ref.activity_id)!.scheduled.task_queue;
   if (from.namespace !== run.id.namespace || from.taskQueue !== queue) {
@@ -143,10 +171,11 @@ export function result(
       { run: ref.run_id, session: from.sessionId },
       "result from a worker of another namespace or task queue; dropped",
     );
+    receipt.recorded();
     return undefined;
   }
   forgetAttempt(core, attemptKey(ref));
-  return enqueue(core, run, event(core.now()));
+  return run;
 }
 export function effect(core: EngineCore, run: Run, command: Command): void {
   const runId = run.id.runId;

@@ -81,14 +81,20 @@ interface Walk {
   /** Set when the run must fail; the walk stops. */
   fail: Command | undefined;
   readonly memos: CollectMemos | undefined;
-  /** The top-level steps' outputs read so far, by step id (the scope's `steps`). */
-  readonly outputs: Record<string, unknown>;
-  /** Top-level steps finished and not yet put in `outputs`. */
-  readonly unread: [id: string, outcome: Done][];
-  /** The steps known finished before this walk (skipped; read into `outputs` on demand). */
+  /**
+   * The top-level steps' outputs read so far, by step id (the scope's `steps`); made, like
+   * `unread`, when an expression first reads them: most walks of a run of constant inputs
+   * read none, and an object and an array made and grown per decision cost about 200 bytes.
+   */
+  outputs: Record<string, unknown> | undefined;
+  /** Without a prefix: top-level steps finished and not yet put in `outputs`. */
+  unread: [id: string, outcome: Done][] | undefined;
+  /**
+   * The steps known finished: those before this walk (skipped), and those it finishes, in
+   * order; the first `read` of them are in `outputs`.
+   */
   readonly prefix: DonePrefix | undefined;
-  /** How many of them this walk skipped. */
-  readonly skipped: number;
+  read: number;
   /** The top-level scope, made when an expression first needs it. */
   top: Scope | undefined;
 }
@@ -104,15 +110,18 @@ function consumedOf(walk: Walk): Set<number> {
  * the outputs of the steps before it.
  */
 function topScope(walk: Walk): Scope {
-  if (walk.top === undefined) {
-    for (let i = 0; i < walk.skipped; i++) {
-      const [id, outcome] = walk.prefix!.outcomes[i]!;
-      walk.outputs[id] = outputOf(outcome as Done);
+  walk.outputs ??= {};
+  const { outputs, prefix, unread } = walk;
+  if (prefix !== undefined) {
+    for (; walk.read < prefix.outcomes.length; walk.read++) {
+      const [id, outcome] = prefix.outcomes[walk.read]!;
+      outputs[id] = outputOf(outcome as Done);
     }
+  } else if (unread !== undefined) {
+    for (const [id, outcome] of unread) outputs[id] = outputOf(outcome);
+    unread.length = 0;
   }
-  for (const [id, outcome] of walk.unread) walk.outputs[id] = outputOf(outcome);
-  walk.unread.length = 0;
-  walk.top ??= { input: JSON.parse(walk.state.started!.input_json), steps: walk.outputs };
+  walk.top ??= { input: JSON.parse(walk.state.started!.input_json), steps: outputs };
   return walk.top;
 }
 
@@ -181,10 +190,10 @@ export function decideNow(
     consumed: undefined,
     fail: undefined,
     memos,
-    outputs: {},
-    unread: [],
+    outputs: undefined,
+    unread: undefined,
     prefix,
-    skipped,
+    read: 0,
     top: undefined,
   };
   const last = skipped === 0 ? undefined : (prefix!.outcomes[skipped - 1]![1] as Done);
@@ -222,12 +231,14 @@ function walkSteps(
 function stepEnded(walk: Walk, step: Step, outcome: Outcome): Decision | undefined {
   if (walk.fail !== undefined) return failed(walk);
   if (!outcome.done) return { commands: walk.commands };
-  // One entry for both lists: neither changes an entry once pushed.
+  // The run's prefix keeps it (topScope reads it there); a walk without one, its own list.
   const entry: [id: string, outcome: Done] = [step.id, outcome as Done];
-  walk.unread.push(entry);
   // Every step before this one is done too (the walk stops at the first that is not).
   const prefix = walk.prefix;
-  if (prefix !== undefined) {
+  if (prefix === undefined) {
+    walk.unread ??= [];
+    walk.unread.push(entry);
+  } else {
     prefix.outcomes.push(entry);
     if (walk.consumed !== undefined && walk.consumed.size !== prefix.consumed.length) {
       prefix.consumed = [...walk.consumed];

@@ -42,9 +42,29 @@ export interface ActivityFailure {
 }
 
 /**
- * What the matcher reports. `completed` and `failed` may return a promise: the result is
- * acknowledged to the worker once it resolves; a rejection ends the session so the worker
- * resends the result to a healthier server.
+ * The answer to a reported result: `recorded` once it is durable in history, or at once when
+ * there is nothing to record (a resend, a late attempt, a run that ended): the matcher then
+ * acknowledges it to the worker. `refused` when it cannot be recorded: the matcher ends the
+ * session so the worker resends the result to a healthier server. One of them is called, once.
+ *
+ * Why not a returned promise: a promise, its two resolvers and the matcher's two callbacks
+ * and derived promise came to about 500 bytes per result; the matcher's receipt is one
+ * object (docs/engine.md, "Tenth session").
+ */
+export interface ResultReceipt {
+  recorded(): void;
+  refused(error: unknown): void;
+}
+
+/** A receipt's answer as a promise, for a caller that awaits it (the cluster relay, tests). */
+export function answerOf(report: (receipt: ResultReceipt) => void): Promise<void> {
+  return new Promise((recorded, refused) => {
+    report({ recorded: () => recorded(), refused });
+  });
+}
+
+/**
+ * What the matcher reports. `completed` and `failed` answer through `receipt` (above).
  */
 export interface MatcherEvents {
   /**
@@ -55,14 +75,16 @@ export interface MatcherEvents {
     ref: AttemptRef,
     outputJson: string,
     ctx: ResultContext,
+    receipt: ResultReceipt,
     offeredAt?: number,
-  ): Promise<void> | void;
+  ): void;
   failed(
     ref: AttemptRef,
     failure: ActivityFailure,
     ctx: ResultContext,
+    receipt: ResultReceipt,
     offeredAt?: number,
-  ): Promise<void> | void;
+  ): void;
   heartbeat?(ref: AttemptRef, detailsJson: string, ctx: ResultContext): void;
   /** A session ended while these attempts were assigned to it. */
   detached?(refs: readonly AttemptRef[], ctx: ResultContext): void;

@@ -40,7 +40,13 @@ export class YoungMap<K, V> {
     if (!this.#map.delete(key)) return false;
     if (++this.#deletes >= RENEW_AFTER) {
       this.#deletes = 0;
-      this.#map = new Map(this.#map);
+      // `new Map(map)` walks the map through the iterator protocol, an entry array and a
+      // result object per key; `forEach` hands each entry over without them.
+      const fresh = new Map<K, V>();
+      this.#map.forEach((value, key) => {
+        fresh.set(key, value);
+      });
+      this.#map = fresh;
     }
     return true;
   }

@@ -12,7 +12,7 @@
 import type { Logger } from "../../common/log.ts";
 import { type AttemptRef, attemptKey } from "../../protocol/attempt.ts";
 import type { WorkerFrame } from "../../protocol/worker-stream/frames.ts";
-import type { MatcherEvents } from "../engine/dispatcher.ts";
+import type { MatcherEvents, ResultReceipt } from "../engine/dispatcher.ts";
 import { streamRefusal } from "../errors.ts";
 import type { Holdings } from "./holdings.ts";
 import type { Session } from "./session.ts";
@@ -60,14 +60,16 @@ function report(
   state: ResultState,
   session: Session,
   frame: ResultFrame,
+  receipt: Receipt,
   offeredAt: number,
-): Promise<void> | void {
+): void {
   if (frame.frame === "completion") {
     const { ref, output_json } = frame.completion;
-    return state.events.completed(ref, output_json, session.ctx, offeredAt);
+    state.events.completed(ref, output_json, session.ctx, receipt, offeredAt);
+    return;
   }
   const { failure } = frame;
-  return state.events.failed(
+  state.events.failed(
     failure.ref,
     {
       code: failure.code || "handler_error",
@@ -75,12 +77,40 @@ function report(
       nonRetryable: failure.non_retryable,
     },
     session.ctx,
+    receipt,
     offeredAt,
   );
 }
 
 function ack(session: Session, ref: AttemptRef): void {
   session.sink.push({ frame: "ack", ack: { ref } });
+}
+
+/**
+ * A result reported and not yet answered: acknowledged once the engine recorded it, the
+ * session ended (the worker resends it) when the engine refused it.
+ */
+class Receipt implements ResultReceipt {
+  readonly #state: ResultState;
+  readonly #session: Session;
+  readonly #ref: AttemptRef;
+  readonly #key: string;
+
+  constructor(state: ResultState, session: Session, ref: AttemptRef, key: string) {
+    this.#state = state;
+    this.#session = session;
+    this.#ref = ref;
+    this.#key = key;
+  }
+
+  recorded(): void {
+    ack(this.#session, this.#ref);
+  }
+
+  refused(error: unknown): void {
+    this.#state.settled.forget(this.#key);
+    abort(this.#state, this.#session, `result not accepted: ${String(error)}`);
+  }
 }
 
 function settle(state: ResultState, session: Session, ref: AttemptRef, frame: ResultFrame): void {
@@ -105,25 +135,12 @@ function settle(state: ResultState, session: Session, ref: AttemptRef, frame: Re
     ack(session, ref);
     return;
   }
-  let outcome: Promise<void> | void;
+  const receipt = new Receipt(state, session, ref, key);
   try {
-    outcome = report(state, session, frame, holding.offeredAt);
+    report(state, session, frame, receipt, holding.offeredAt);
   } catch (error) {
-    state.settled.forget(key);
-    abort(state, session, `result not accepted: ${String(error)}`);
-    return;
+    receipt.refused(error);
   }
-  if (!(outcome instanceof Promise)) {
-    ack(session, ref);
-    return;
-  }
-  outcome.then(
-    () => ack(session, ref),
-    (error: unknown) => {
-      state.settled.forget(key);
-      abort(state, session, `result not accepted: ${String(error)}`);
-    },
-  );
 }
 
 function abort(state: ResultState, session: Session, message: string): void {

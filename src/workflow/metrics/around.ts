@@ -56,13 +56,13 @@ export type Settled = (
 export function aroundEvents(inner: MatcherEvents, settled: Settled): MatcherEvents {
   return {
     ...inner,
-    completed(ref, outputJson, ctx, offeredAt) {
+    completed(ref, outputJson, ctx, receipt, offeredAt) {
       settled(ref, "completed", undefined, offeredAt);
-      return inner.completed(ref, outputJson, ctx, offeredAt);
+      inner.completed(ref, outputJson, ctx, receipt, offeredAt);
     },
-    failed(ref, failure, ctx, offeredAt) {
+    failed(ref, failure, ctx, receipt, offeredAt) {
       settled(ref, "failed", failure.code, offeredAt);
-      return inner.failed(ref, failure, ctx, offeredAt);
+      inner.failed(ref, failure, ctx, receipt, offeredAt);
     },
   };
 }

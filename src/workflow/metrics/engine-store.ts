@@ -20,7 +20,7 @@ export function meteredEngineStore(store: EngineStore, metrics: WorkflowMetrics)
       }
       metrics.commitSeconds.observe((performance.now() - started) / 1000);
       let events = 0;
-      for (const append of batch) events += append.events.length;
+      for (let i = 0; i < batch.length; i++) events += batch[i]!.events.length;
       metrics.commitRuns.observe(batch.length);
       metrics.commitEvents.observe(events);
     },

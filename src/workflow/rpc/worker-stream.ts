@@ -85,7 +85,8 @@ export function workerStreamHandler(
     const receive = (message: ReceivedWorkerBatch) => {
       const frames = decodeBatch(message);
       if (session !== undefined) {
-        for (const frame of frames) matcher.receive(session, frame);
+        // Indexed: a `for…of` costs an iterator result per frame where V8 does not inline it.
+        for (let i = 0; i < frames.length; i++) matcher.receive(session, frames[i]!);
         return;
       }
       if (pending !== undefined) {

@@ -12,6 +12,7 @@ import {
   parseDefinition,
   type WorkflowDefinition,
 } from "../../../src/workflow/definitions/index.ts";
+import { answerOf } from "../../../src/workflow/engine/dispatcher.ts";
 import { Engine, type HistoryEvent, type RunState } from "../../../src/workflow/engine/index.ts";
 import { startWorkerEndpoint } from "../../../src/workflow/rpc/server.ts";
 import { openRuns } from "../../support/sqlite-runs.ts";
@@ -454,12 +455,22 @@ describe("results that arrive while runs are being recovered", () => {
     try {
       const recovered = engine.recover();
       const ctx = { namespace: "default", taskQueue: "q", workerName: "w", sessionId: "s" };
-      const ack = engine.matcherEvents.completed(
-        { run_id: "r1", activity_id: 1, attempt: 1 },
-        '{"n":1}',
-        ctx,
+      let answered = false;
+      const ack = answerOf((receipt) =>
+        engine.matcherEvents.completed(
+          { run_id: "r1", activity_id: 1, attempt: 1 },
+          '{"n":1}',
+          ctx,
+          {
+            recorded: () => {
+              answered = true;
+              receipt.recorded();
+            },
+            refused: receipt.refused,
+          },
+        ),
       );
-      assert.ok(ack instanceof Promise, "the result is held, not dropped");
+      assert.equal(answered, false, "the result is held, not dropped");
       release();
       assert.equal(await recovered, 1);
       await ack;

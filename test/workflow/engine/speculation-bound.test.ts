@@ -68,9 +68,9 @@ test("a run goes at most SPECULATION_DEPTH steps ahead of its history while the 
     namespaceGate: async () => true,
     events: {
       ...engine.matcherEvents,
-      completed: (ref, output, ctx) => {
+      completed: (ref, output, ctx, receipt) => {
         completed++;
-        return engine.matcherEvents.completed(ref, output, ctx);
+        engine.matcherEvents.completed(ref, output, ctx, receipt);
       },
     },
   });

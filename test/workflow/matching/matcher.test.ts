@@ -48,8 +48,14 @@ function recordingEvents() {
   const reported: { type: string; ref: AttemptRef }[] = [];
   const attached: AttemptRef[] = [];
   const events: MatcherEvents = {
-    completed: (ref) => void reported.push({ type: "completed", ref }),
-    failed: (ref) => void reported.push({ type: "failed", ref }),
+    completed: (ref, _output, _ctx, receipt) => {
+      reported.push({ type: "completed", ref });
+      receipt.recorded();
+    },
+    failed: (ref, _failure, _ctx, receipt) => {
+      reported.push({ type: "failed", ref });
+      receipt.recorded();
+    },
     attached: (refs) => void attached.push(...refs),
   };
   return { events, reported, attached };
@@ -191,8 +197,14 @@ describe("matching rules", () => {
   test("a result is reported with when its attempt was offered, kept across a re-attach", () => {
     const offeredAt = new Map<string, number | undefined>();
     const events: MatcherEvents = {
-      completed: (r, _output, _ctx, at) => void offeredAt.set(r.run_id, at),
-      failed: (r, _failure, _ctx, at) => void offeredAt.set(r.run_id, at),
+      completed: (r, _output, _ctx, receipt, at) => {
+        offeredAt.set(r.run_id, at);
+        receipt.recorded();
+      },
+      failed: (r, _failure, _ctx, receipt, at) => {
+        offeredAt.set(r.run_id, at);
+        receipt.recorded();
+      },
     };
     const matcher = new Matcher({ events });
     const before = performance.now();

@@ -136,7 +136,8 @@ function rowsOf(events: readonly HistoryEvent[]): string[] {
 export function encodeBatch(batch: readonly RunAppend[]): EncodedAppend[] | null {
   let writes = false;
   const out: EncodedAppend[] = [];
-  for (const r of batch) {
+  for (let i = 0; i < batch.length; i++) {
+    const r = batch[i]!;
     const n = r.events.length;
     if (n > 0 || (r.outbox?.length ?? 0) > 0) writes = true;
     out.push({

@@ -21,7 +21,9 @@ export type CommitMessage = (string | number | null)[];
 
 export function packCommit(batch: readonly EncodedAppend[]): CommitMessage {
   const out: CommitMessage = [];
-  for (const r of batch) {
+  // Indexed loops: a `for…of` costs an iterator result per item where V8 does not inline it.
+  for (let i = 0; i < batch.length; i++) {
+    const r = batch[i]!;
     const end = r.end;
     out.push(
       r.runId,
@@ -41,10 +43,14 @@ export function packCommit(batch: readonly EncodedAppend[]): CommitMessage {
     if (outbox === undefined) out.push(-1);
     else {
       out.push(outbox.length);
-      for (const o of outbox) out.push(o.activityId, o.attempt, o.state);
+      for (let k = 0; k < outbox.length; k++) {
+        const o = outbox[k]!;
+        out.push(o.activityId, o.attempt, o.state);
+      }
     }
-    out.push(r.count, r.events.length);
-    for (const row of r.events) out.push(row);
+    const rows = r.events;
+    out.push(r.count, rows.length);
+    for (let k = 0; k < rows.length; k++) out.push(rows[k]!);
   }
   return out;
 }

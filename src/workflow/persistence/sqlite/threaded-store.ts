@@ -108,7 +108,9 @@ export class ThreadedSqliteStore implements WorkflowStore {
     runs.commit = async (batch) => {
       const encoded = encodeBatch(batch);
       if (encoded === null) return;
-      for (const append of encoded) if (append.starts) memory.started(append.runId);
+      for (let i = 0; i < encoded.length; i++) {
+        if (encoded[i]!.starts) memory.started(encoded[i]!.runId);
+      }
       await this.#commit(packCommit(encoded));
     };
     this.workflows = { definitions: memory.definitions(this.#remote("definitions")), runs };
