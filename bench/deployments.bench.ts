@@ -36,8 +36,8 @@ const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
   },
   namespaceGate: async () => true,
   events: {
-    completed: () => {},
-    failed: () => {},
+    completed: (_ref, _output, _ctx, receipt) => receipt.recorded(),
+    failed: (_ref, _failure, _ctx, receipt) => receipt.recorded(),
     heartbeat: () => {},
     detached: () => {},
     attached: () => {},

@@ -28,9 +28,16 @@ const WORKERS = knob("BENCH_WORKERS", 1, 1);
 const LATENCY_TASKS = knob("BENCH_LATENCY_TASKS", 3_000, 50);
 
 let onResult: () => void = () => {};
+// Each result is recorded at once: the matcher acknowledges it to the worker when told so.
 const events: MatcherEvents = {
-  completed: () => onResult(),
-  failed: () => onResult(),
+  completed: (_ref, _output, _ctx, receipt) => {
+    receipt.recorded();
+    onResult();
+  },
+  failed: (_ref, _failure, _ctx, receipt) => {
+    receipt.recorded();
+    onResult();
+  },
 };
 
 const endpoint = await startWorkerEndpoint("127.0.0.1:0", {
