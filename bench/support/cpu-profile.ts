@@ -28,6 +28,7 @@
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { statFields } from "./process-cpu.ts";
 
 /** The categories, in the order the table lists them. */
 export const CATEGORIES = [
@@ -104,9 +105,7 @@ export function threadCpu(pid: number): ThreadCpu {
     let kernel: number;
     let comm: string;
     try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
-        .split(") ")[1]!
-        .split(" ");
+      const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
       kernel = Number(fields[12]) / 100;
       seconds = Number(fields[11]) / 100 + kernel;
       comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();

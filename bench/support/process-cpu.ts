@@ -8,9 +8,12 @@ import { readFileSync } from "node:fs";
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 
-/** The fields of /proc/PID/stat after the command name (which may hold spaces). */
-function statFields(pid: number): string[] {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/**
+ * The fields of a /proc stat file (a process's, or a thread's under /proc/PID/task) after
+ * the command name, which may hold spaces and ends at the last ")".
+ */
+export function statFields(file: string): string[] {
+  const stat = readFileSync(file, "utf8");
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
@@ -20,12 +23,12 @@ function statFields(pid: number): string[] {
  */
 export function processMinorFaults(pid: number): number {
   // minflt is field 10 of stat (7 after the command name).
-  return Number(statFields(pid)[7]);
+  return Number(statFields(`/proc/${pid}/stat`)[7]);
 }
 
 /** User + system CPU seconds of process `pid` so far. */
 export function processCpuSeconds(pid: number): number {
   // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in ticks.
-  const fields = statFields(pid);
+  const fields = statFields(`/proc/${pid}/stat`);
   return (Number(fields[11]) + Number(fields[12])) / TICKS;
 }

@@ -3,35 +3,20 @@
 // thread boundary, calls served in the order they were made, and a closed store that refuses.
 
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { SkeinError } from "../../../../src/common/errors.ts";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { LATEST_SCHEMA_VERSION } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { ThreadedSqliteStore } from "../../../../src/workflow/persistence/sqlite/threaded-store.ts";
 import { databaseFromTheFuture } from "../../../support/sqlite-schema.ts";
+import { threadedStores } from "../../../support/threaded-stores.ts";
 import { workflowStoreConformance } from "../conformance.ts";
 import { started, V1 } from "../workflows-conformance.ts";
 
-const dirs: string[] = [];
-const stores: ThreadedSqliteStore[] = [];
-async function fresh(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "skein-sqlite-thread-"));
-  dirs.push(dir);
-  return join(dir, "skein.db");
-}
-async function open(file?: string): Promise<ThreadedSqliteStore> {
-  const store = await ThreadedSqliteStore.open(file ?? (await fresh()));
-  stores.push(store);
-  return store;
-}
-after(async () => {
-  for (const s of stores) await s.close();
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const { fresh, open } = threadedStores("skein-sqlite-thread-");
 
 function refusal(code: string, text?: string) {
   return (error: unknown) =>

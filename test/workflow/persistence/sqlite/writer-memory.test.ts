@@ -5,10 +5,8 @@
 // appended before its start commit), and each table is bounded.
 
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { HistoryEvent } from "../../../../src/workflow/engine/history.ts";
 import { SqlNamespaceStore } from "../../../../src/workflow/persistence/sql/namespaces.ts";
 import { openDatabase } from "../../../../src/workflow/persistence/sqlite/database.ts";
@@ -16,24 +14,10 @@ import { SqliteDatabase } from "../../../../src/workflow/persistence/sqlite/driv
 import { migrate } from "../../../../src/workflow/persistence/sqlite/migrations.ts";
 import { ThreadedSqliteStore } from "../../../../src/workflow/persistence/sqlite/threaded-store.ts";
 import { WriterMemory } from "../../../../src/workflow/persistence/sqlite/writer-memory.ts";
+import { threadedStores } from "../../../support/threaded-stores.ts";
 import { started, V1 } from "../workflows-conformance.ts";
 
-const dirs: string[] = [];
-const stores: ThreadedSqliteStore[] = [];
-async function fresh(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "skein-writer-memory-"));
-  dirs.push(dir);
-  return join(dir, "skein.db");
-}
-async function open(): Promise<ThreadedSqliteStore> {
-  const store = await ThreadedSqliteStore.open(await fresh());
-  stores.push(store);
-  return store;
-}
-after(async () => {
-  for (const s of stores) await s.close();
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const { fresh, open } = threadedStores("skein-writer-memory-");
 
 const namespace = (name: string) => ({ name, createdBy: "test", createdAt: 1 });
 const definition = (name: string, version: string, registeredAt: number) => ({
